@@ -1,0 +1,17 @@
+"""``ge``: GraphEngine's Python API on a CPU device made of Numba kernels.
+
+Graphs are built with ``ge.es`` (or traced with ``@ge.jit``), stored in the ``ge.graph`` IR,
+compiled by ``ge.compiler`` and run by ``ge.runtime``. This top level re-exports the names users
+reach for most.
+
+    >>> import ge
+    >>> ge.Graph("g").name, ge.DataType.DT_FLOAT.name
+    ('g', 'DT_FLOAT')
+"""
+
+from ge.error import GeError
+from ge.graph import DataType, Format, Graph, Placement, Tensor
+
+__version__ = "0.1.0"
+
+__all__ = ["DataType", "Format", "GeError", "Graph", "Placement", "Tensor", "__version__"]

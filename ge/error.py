@@ -1,0 +1,65 @@
+"""The exception family of `ge`.
+
+Every error `ge` raises on purpose is a :class:`GeError`. GE-PY's ``ge.error.GeError`` is a
+``RuntimeError`` and carries ``error_message``, ``api_name`` and ``context``; we keep that. The
+subclasses also derive from the builtin that GE-PY documents for each case, so code written
+against GE-PY (``except TypeError``) and code written against `ge` (``except ge.GeError``) both
+work::
+
+    >>> from ge.error import GeTypeError
+    >>> issubclass(GeTypeError, TypeError) and issubclass(GeTypeError, GeError)
+    True
+
+Decision: because ``GeError`` itself is a ``RuntimeError`` (as in GE-PY), a ``GeTypeError`` is a
+``RuntimeError`` too. Catch the narrow builtin when you mean it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["AirFormatError", "GeError", "GeTypeError", "GeValueError", "GraphError"]
+
+
+class GeError(RuntimeError):
+    """Base of all `ge` errors.
+
+    ``GeError("RunGraph", "shape mismatch", graph_id=2)`` reads
+    ``"RunGraph failed; graph_id=2; shape mismatch"`` as in GE-PY; ``GeError("plain text")``
+    is just the text.
+    """
+
+    def __init__(
+        self, api_name_or_message: str, error_message: str | None = None, **context: Any
+    ) -> None:
+        if error_message is None:
+            self.api_name = ""
+            self.error_message = api_name_or_message
+            self.context: dict[str, Any] = dict(context)
+            text = api_name_or_message
+        else:
+            self.api_name = api_name_or_message
+            self.error_message = error_message
+            self.context = dict(context)
+            parts = [f"{self.api_name} failed"]
+            if context:
+                parts.append(", ".join(f"{k}={v}" for k, v in context.items()))
+            parts.append(error_message)
+            text = "; ".join(parts)
+        super().__init__(text)
+
+
+class GeTypeError(GeError, TypeError):
+    """A value of the wrong type was given (GE-PY documents ``TypeError``)."""
+
+
+class GeValueError(GeError, ValueError):
+    """A value of the right type but out of range or inconsistent (``ValueError``)."""
+
+
+class GraphError(GeError):
+    """A graph edit or query failed: absent node, bad port, duplicate name (``RuntimeError``)."""
+
+
+class AirFormatError(GeError):
+    """An AIR file could not be written or read (``RuntimeError``, as GE-PY raises)."""

@@ -1,0 +1,285 @@
+"""Attribute values: the Python value -> GE attribute kind rules, and the stored form.
+
+``infer_attr_value`` follows GE-PY's ``_AttrValue.set_value`` order exactly (GE_REFERENCE.md
+§4.5): str, float, bool, DataType, Tensor, int, then lists of all-float, all-bool, all-int,
+all-str. Its quirks are kept: a list of ``DataType`` members is a list of ints (``DataType`` is
+an ``IntEnum``), and an empty list is refused. Floats are stored rounded to float32, as GE's C++
+side stores them, so an AIR round trip returns exactly what ``get_attr`` returned before.
+
+Decisions beyond GE-PY (values GE-PY would refuse): tuples are taken like lists; ``bytes``,
+``TensorDesc``, ``Graph``, ``NamedAttrs`` and lists of int lists infer their own kinds; every
+other kind (list of tensors, list of float lists, ...) is reached by passing ``value_type``
+explicitly to ``set_attr``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import AttrValueType, DataType
+
+if TYPE_CHECKING:
+    from ge.graph.graph import Graph
+    from ge.graph.tensor import Tensor
+
+__all__ = ["AttrValue", "NamedAttrs", "check_attr_key", "infer_attr_value", "make_attr_value"]
+
+VT = AttrValueType
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def check_attr_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise GeTypeError(f"Attribute key must be a string, got {type(key).__name__}")
+    return key
+
+
+def _tensor_cls() -> type[Tensor]:
+    from ge.graph.tensor import Tensor  # noqa: PLC0415  (tensor.py sits beside us, no cycle at use)
+
+    return Tensor
+
+
+def _graph_cls() -> type[Graph]:
+    from ge.graph.graph import Graph  # noqa: PLC0415  (graph.py imports this module)
+
+    return Graph
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _to_int(v: object) -> int:
+    if not _is_int(v):
+        raise GeTypeError(f"expected int, got {v!r} ({type(v).__name__})")
+    i: int = int(v)  # type: ignore[call-overload]
+    if not _INT64_MIN <= i <= _INT64_MAX:
+        raise GeValueError(f"int attribute {i} does not fit in int64")
+    return i
+
+
+def _to_float(v: object) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise GeTypeError(f"expected float, got {v!r} ({type(v).__name__})")
+    with np.errstate(over="ignore"):
+        return float(np.float32(v))
+
+
+def _to_bool(v: object) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise GeTypeError(f"expected bool, got {v!r} ({type(v).__name__})")
+    return bool(v)
+
+
+def _to_str(v: object) -> str:
+    if not isinstance(v, str):
+        raise GeTypeError(f"expected str, got {v!r} ({type(v).__name__})")
+    return v
+
+
+def _to_bytes(v: object) -> bytes:
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        raise GeTypeError(f"expected bytes, got {type(v).__name__}")
+    return bytes(v)
+
+
+def _to_data_type(v: object) -> DataType:
+    if not isinstance(v, DataType):
+        raise GeTypeError(f"expected DataType, got {v!r}")
+    return v
+
+
+def _to_tensor(v: object) -> Tensor:
+    if not isinstance(v, _tensor_cls()):
+        raise GeTypeError(f"expected ge.graph.Tensor, got {type(v).__name__}")
+    return v._clone()
+
+
+def _to_tensor_desc(v: object) -> TensorDesc:
+    if not isinstance(v, TensorDesc):
+        raise GeTypeError(f"expected ge.graph.TensorDesc, got {type(v).__name__}")
+    return v._clone()
+
+
+def _to_graph(v: object) -> Graph:
+    if not isinstance(v, _graph_cls()):
+        raise GeTypeError(f"expected ge.graph.Graph, got {type(v).__name__}")
+    return v
+
+
+def _to_named_attrs(v: object) -> NamedAttrs:
+    if not isinstance(v, NamedAttrs):
+        raise GeTypeError(f"expected NamedAttrs, got {type(v).__name__}")
+    return v
+
+
+def _list_of(convert: Callable[[object], Any]) -> Callable[[object], tuple[Any, ...]]:
+    def convert_list(v: object) -> tuple[Any, ...]:
+        if not isinstance(v, (list, tuple)):
+            raise GeTypeError(f"expected a list, got {type(v).__name__}")
+        return tuple(convert(x) for x in v)
+
+    return convert_list
+
+
+_SCALAR_CONVERT: dict[AttrValueType, Callable[[object], Any]] = {
+    VT.VT_STRING: _to_str,
+    VT.VT_FLOAT: _to_float,
+    VT.VT_BOOL: _to_bool,
+    VT.VT_INT: _to_int,
+    VT.VT_TENSOR_DESC: _to_tensor_desc,
+    VT.VT_TENSOR: _to_tensor,
+    VT.VT_BYTES: _to_bytes,
+    VT.VT_GRAPH: _to_graph,
+    VT.VT_NAMED_ATTRS: _to_named_attrs,
+    VT.VT_DATA_TYPE: _to_data_type,
+}
+_CONVERT: dict[AttrValueType, Callable[[object], Any]] = {
+    **_SCALAR_CONVERT,
+    **{VT(VT.VT_LIST_BASE + k): _list_of(f) for k, f in _SCALAR_CONVERT.items()},
+    VT.VT_LIST_LIST_INT: _list_of(_list_of(_to_int)),
+    VT.VT_LIST_LIST_FLOAT: _list_of(_list_of(_to_float)),
+    VT.VT_NONE: lambda v: None,
+}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AttrValue:
+    """A typed attribute value as the IR stores it: ``type`` plus an immutable ``value``
+    (lists as tuples, tensors and descs as private copies)."""
+
+    type: AttrValueType
+    value: Any
+
+    def to_python(self) -> Any:
+        """The value as ``get_attr`` returns it: lists as fresh lists, private objects copied."""
+        return _thaw(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AttrValue):
+            return NotImplemented
+        return self.type == other.type and _same(self.value, other.value)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NamedAttrs:
+    """GE's ``NamedAttrs``: a name and a map of attributes (used by function-valued attrs)."""
+
+    name: str
+    attrs: Mapping[str, AttrValue]
+
+    @classmethod
+    def of(cls, name: str, attrs: Mapping[str, object]) -> NamedAttrs:
+        """Build from plain Python values, inferring each kind as ``set_attr`` does."""
+        return cls(
+            _to_str(name), {check_attr_key(k): infer_attr_value(v) for k, v in attrs.items()}
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NamedAttrs):
+            return NotImplemented
+        return self.name == other.name and dict(self.attrs) == dict(other.attrs)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    if isinstance(value, (TensorDesc, _tensor_cls())):
+        return value._clone()
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, _tensor_cls()) and isinstance(b, _tensor_cls()):
+        return a._same_as(b)
+    if isinstance(a, _graph_cls()) and isinstance(b, _graph_cls()):
+        return a is b or str(a) == str(b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def make_attr_value(value: object, value_type: AttrValueType) -> AttrValue:
+    """Store ``value`` as the explicitly given kind (``GeTypeError`` if it does not fit)."""
+    try:
+        convert = _CONVERT[AttrValueType(value_type)]
+    except (KeyError, ValueError):
+        raise GeTypeError(f"value_type: expected an AttrValueType, got {value_type!r}") from None
+    try:
+        return AttrValue(AttrValueType(value_type), convert(value))
+    except GeTypeError as e:
+        raise GeTypeError(
+            f"attribute value {value!r} is not a {AttrValueType(value_type).name}: {e}"
+        ) from None
+
+
+def _list_kind(items: list[Any] | tuple[Any, ...]) -> AttrValueType | None:
+    if not items:
+        raise GeValueError("Empty list is not supported")
+    for kind, test in _LIST_RULES:
+        if all(test(x) for x in items):
+            return kind
+    return None
+
+
+_LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
+    (VT.VT_LIST_FLOAT, lambda x: isinstance(x, float)),
+    (VT.VT_LIST_BOOL, lambda x: isinstance(x, bool)),
+    (VT.VT_LIST_INT, lambda x: isinstance(x, int)),  # DataType members land here, as in GE-PY
+    (VT.VT_LIST_STRING, lambda x: isinstance(x, str)),
+    (
+        VT.VT_LIST_LIST_INT,
+        lambda x: (
+            isinstance(x, (list, tuple))
+            and all(isinstance(y, int) and not isinstance(y, bool) for y in x)
+        ),
+    ),
+)
+
+
+def _scalar_kind(value: object) -> AttrValueType | None:
+    # Order matters and is GE-PY's: float before bool, bool and DataType before int.
+    checks: tuple[tuple[AttrValueType, type | tuple[type, ...]], ...] = (
+        (VT.VT_STRING, str),
+        (VT.VT_FLOAT, float),
+        (VT.VT_BOOL, bool),
+        (VT.VT_DATA_TYPE, DataType),
+        (VT.VT_TENSOR, _tensor_cls()),
+        (VT.VT_INT, int),
+        (VT.VT_BYTES, (bytes, bytearray)),
+        (VT.VT_TENSOR_DESC, TensorDesc),
+        (VT.VT_GRAPH, _graph_cls()),
+        (VT.VT_NAMED_ATTRS, NamedAttrs),
+    )
+    for kind, cls in checks:
+        if isinstance(value, cls):
+            return kind
+    return None
+
+
+def infer_attr_value(value: object) -> AttrValue:
+    """Store a Python value under the kind GE-PY's rules give it.
+
+    >>> infer_attr_value([1, 2]).type.name, infer_attr_value(True).type.name
+    ('VT_LIST_INT', 'VT_BOOL')
+    """
+    if isinstance(value, AttrValue):
+        return value
+    kind = _list_kind(value) if isinstance(value, (list, tuple)) else _scalar_kind(value)
+    if kind is None:
+        raise GeValueError(f"Unsupported attribute type: {type(value)} for value: {value!r}")
+    return AttrValue(kind, _CONVERT[kind](value))

@@ -1,0 +1,66 @@
+"""``Graph.dump_to_stream`` / ``dump_to_file``: the graph as text for people and tools.
+
+- ``DumpFormat.kReadable``: ``str(graph)``.
+- ``DumpFormat.kTxt``: the AIR ``ModelDef`` in protobuf text format.
+- ``DumpFormat.kOnnx``: an ONNX-style ``graph { node { ... } }`` text (op types, names, edges),
+  written as ``ge_onnx_<n>_graph_<n>_<suffix>.pbtxt`` like GE; it carries structure only.
+
+Files go to the current directory, numbered by a process-wide counter.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from ge.error import GeTypeError
+from ge.graph.types import DumpFormat
+
+if TYPE_CHECKING:
+    from ge.graph.graph import Graph
+
+__all__ = ["dump_file", "dump_text"]
+
+_COUNTER = itertools.count()
+_FILE_PATTERNS = {
+    DumpFormat.kOnnx: "ge_onnx_{n:08d}_graph_{g}_{suffix}.pbtxt",
+    DumpFormat.kTxt: "ge_proto_{n:08d}_graph_{g}_{suffix}.txt",
+    DumpFormat.kReadable: "ge_readable_{n:08d}_graph_{g}_{suffix}.txt",
+}
+
+
+def _onnx_text(graph: Graph) -> str:
+    lines = ["graph {", f'  name: "{graph.name}"']
+    for node in graph.get_direct_nodes():
+        lines.append("  node {")
+        for edge in node._in_edges:
+            lines.append(f'    input: "{"" if edge is None else f"{edge[0].name}:{edge[1]}"}"')
+        lines += [f'    output: "{node.name}:{i}"' for i in range(node.get_outputs_size())]
+        lines += [f'    name: "{node.name}"', f'    op_type: "{node.type}"', "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def dump_text(graph: Graph, format: DumpFormat) -> str:
+    if not isinstance(format, DumpFormat):
+        raise GeTypeError(f"format must be a DumpFormat, got {format!r}")
+    if format == DumpFormat.kReadable:
+        return str(graph) + "\n"
+    if format == DumpFormat.kOnnx:
+        return _onnx_text(graph)
+    from google.protobuf import text_format  # noqa: PLC0415
+
+    from ge.graph._air import model_to_bytes, schema  # noqa: PLC0415
+
+    model = schema().ModelDef.FromString(model_to_bytes(graph))
+    return str(text_format.MessageToString(model))
+
+
+def dump_file(graph: Graph, format: DumpFormat, suffix: str) -> str:
+    if not isinstance(suffix, str):
+        raise GeTypeError(f"suffix must be a str, got {type(suffix).__name__}")
+    text = dump_text(graph, format)
+    path = _FILE_PATTERNS[format].format(n=next(_COUNTER), g=0, suffix=suffix)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path

@@ -1,0 +1,148 @@
+"""``Graph.verify()``: structural checks, every problem reported at once with what to fix."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ge.error import GraphError
+
+if TYPE_CHECKING:
+    from ge.graph.graph import Graph
+    from ge.graph.node import Node
+
+__all__ = ["topological_order", "verify_graph"]
+
+
+def _ownership(graph: Graph) -> Iterator[str]:
+    for key, node in graph._nodes.items():
+        if node._graph is not graph:
+            yield f"node {key} is listed in graph '{graph._name}' but does not belong to it"
+        if node._name != key:
+            yield f"node {node._name} is listed under the name {key}; names must match"
+
+
+def _ports(node: Node) -> Iterator[str]:
+    sizes = {len(node._in_edges), len(node._input_descs), len(node._input_names)}
+    if len(sizes) != 1:
+        yield f"node {node._name}: input edges, descs and names disagree in count {sorted(sizes)}"
+    sizes = {len(node._out_edges), len(node._output_descs), len(node._output_names)}
+    if len(sizes) != 1:
+        yield f"node {node._name}: output edges, descs and names disagree in count {sorted(sizes)}"
+
+
+def _is_member(graph: Graph, node: Node) -> bool:
+    return node._graph is graph and graph._nodes.get(node._name) is node
+
+
+def _data_links(graph: Graph, node: Node) -> Iterator[str]:
+    for port, edge in enumerate(node._in_edges):
+        if edge is None:
+            continue
+        src, src_port = edge
+        if not _is_member(graph, src):
+            yield (
+                f"node {node._name} input {port} is fed by {src._name}, which is not in graph "
+                f"'{graph._name}'; remove the edge or the node"
+            )
+        elif not 0 <= src_port < len(src._out_edges):
+            yield f"node {node._name} input {port} reads {src._name}:{src_port}, past its outputs"
+        elif (node, port) not in src._out_edges[src_port]:
+            yield (
+                f"edge {src._name}:{src_port} -> {node._name}:{port} is recorded only at its "
+                f"consumer; re-add it with Graph.add_data_edge"
+            )
+    for port, consumers in enumerate(node._out_edges):
+        for dst, dst_port in consumers:
+            if not _is_member(graph, dst):
+                yield f"node {node._name} output {port} feeds {dst._name}, not in the graph"
+            elif not (
+                0 <= dst_port < len(dst._in_edges) and dst._in_edges[dst_port] == (node, port)
+            ):
+                yield (
+                    f"edge {node._name}:{port} -> {dst._name}:{dst_port} is recorded only at "
+                    f"its producer; re-add it with Graph.add_data_edge"
+                )
+
+
+def _control_links(graph: Graph, node: Node) -> Iterator[str]:
+    for src in node._in_ctrl:
+        if not _is_member(graph, src) or node not in src._out_ctrl:
+            yield f"control edge {src._name} -> {node._name} is dangling"
+    for dst in node._out_ctrl:
+        if not _is_member(graph, dst) or node not in dst._in_ctrl:
+            yield f"control edge {node._name} -> {dst._name} is dangling"
+
+
+def _subgraph_refs(graph: Graph, node: Node) -> Iterator[str]:
+    root = graph._root()
+    for i, name in enumerate(node._subgraph_names):
+        sub = root._subgraphs.get(name) if name else None
+        if sub is None:
+            yield (
+                f"node {node._name} subgraph {i} refers to {name or 'nothing'!r}, which is "
+                f"not registered; use Graph.set_node_subgraph"
+            )
+        elif sub._parent_node is not node:
+            yield f"subgraph '{name}' is used by node {node._name} but its parent node differs"
+
+
+def _outputs(graph: Graph) -> Iterator[str]:
+    for node, port in graph._outputs:
+        if not _is_member(graph, node):
+            yield f"graph output {node._name}:{port} is not a node of the graph"
+        elif not 0 <= port < len(node._out_edges):
+            yield f"graph output {node._name}:{port} is past the node's outputs"
+
+
+def topological_order(graph: Graph) -> tuple[list[Node], list[Node]]:
+    """Nodes in an order where producers come first (creation order breaks ties), and the nodes
+    that could not be placed because they are on or behind a cycle (empty for a valid graph).
+    Data and control edges both count."""
+    pending = {id(n): 0 for n in graph._nodes.values()}
+    for node in graph._nodes.values():
+        preds = {id(e[0]) for e in node._in_edges if e is not None}
+        preds |= {id(s) for s in node._in_ctrl}
+        pending[id(node)] = len(preds & pending.keys())
+    ready = deque(n for n in graph._nodes.values() if pending[id(n)] == 0)
+    order: list[Node] = []
+    while ready:
+        node = ready.popleft()
+        order.append(node)
+        succs = {id(d): d for port in node._out_edges for d, _ in port}
+        succs |= {id(d): d for d in node._out_ctrl}
+        for key, succ in succs.items():
+            if key in pending:
+                pending[key] -= 1
+                if pending[key] == 0:
+                    ready.append(succ)
+    placed = {id(n) for n in order}
+    return order, [n for n in graph._nodes.values() if id(n) not in placed]
+
+
+def _problems(graph: Graph) -> Iterator[str]:
+    yield from _ownership(graph)
+    for node in graph._nodes.values():
+        yield from _ports(node)
+        yield from _data_links(graph, node)
+        yield from _control_links(graph, node)
+        yield from _subgraph_refs(graph, node)
+    yield from _outputs(graph)
+    _, cyclic = topological_order(graph)
+    if cyclic:
+        yield (
+            f"graph '{graph._name}' has a cycle; these nodes are on it or depend on it: "
+            f"{', '.join(n._name for n in cyclic)}; remove an edge of the cycle"
+        )
+
+
+def verify_graph(graph: Graph) -> None:
+    graphs = [graph]
+    if graph._parent_graph is None:
+        graphs += graph._subgraphs.values()
+    problems = [f"[{g._name}] {p}" for g in graphs for p in _problems(g)]
+    if problems:
+        raise GraphError(
+            f"Graph '{graph._name}' failed verification:\n  - " + "\n  - ".join(problems)
+        )

@@ -1,0 +1,482 @@
+"""``ge.graph.Graph``: a mutable graph that owns its nodes, attributes and subgraphs.
+
+Subgraphs are ``Graph`` objects registered by name on the *root* graph (as GE flattens them in
+AIR files); a node refers to its subgraphs by instance name. Every edit goes through a method
+here, and each method either completes or raises with the graph unchanged.
+
+    >>> g = Graph("demo")
+    >>> x = g.add_node("Data", "x", num_outputs=1)
+    >>> y = g.add_node("Relu", num_inputs=1, num_outputs=1)
+    >>> g.add_data_edge(x, 0, y, 0)
+    >>> [n.name for n in g.get_direct_nodes()], y.get_in_data_nodes_and_port_indexes(0)[0].name
+    (['x', 'Relu_0'], 'x')
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+from ge.error import GeError, GeTypeError, GeValueError, GraphError
+from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_attr_value
+from ge.graph.node import Node
+from ge.graph.types import AttrValueType, DumpFormat
+
+__all__ = ["Graph"]
+
+
+def _check_node(node: object, what: str) -> Node:
+    if not isinstance(node, Node):
+        raise GeTypeError(f"{what} must be a Node, got {type(node).__name__}")
+    return node
+
+
+def _check_int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GeTypeError(f"{what} must be an int, got {type(value).__name__}")
+    return value
+
+
+def _check_count(value: object, what: str) -> int:
+    if _check_int(value, what) < 0:
+        raise GeValueError(f"{what} must be >= 0, got {value}")
+    count: int = int(value)  # type: ignore[call-overload]
+    return count
+
+
+class Graph:
+    """A GE graph. ``Graph(name="graph")``."""
+
+    __slots__ = (
+        "__weakref__",
+        "_attrs",
+        "_name",
+        "_name_counter",
+        "_nodes",
+        "_outputs",
+        "_parent_graph",
+        "_parent_node",
+        "_subgraphs",
+    )
+
+    def __init__(self, name: str | None = "graph") -> None:
+        if name is None:
+            name = "graph"
+        if not isinstance(name, str):
+            raise GeTypeError(f"Graph name must be a str, got {type(name).__name__}")
+        self._name = name
+        self._nodes: dict[str, Node] = {}
+        self._attrs: dict[str, AttrValue] = {}
+        self._subgraphs: dict[str, Graph] = {}  # only used on a root graph
+        self._parent_graph: Graph | None = None
+        self._parent_node: Node | None = None
+        self._outputs: list[tuple[Node, int]] = []
+        self._name_counter = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    # --- nodes -----------------------------------------------------------------------------------
+    def add_node(
+        self,
+        op_type: str,
+        name: str | None = None,
+        *,
+        num_inputs: int = 0,
+        num_outputs: int = 0,
+        input_names: list[str] | None = None,
+        output_names: list[str] | None = None,
+    ) -> Node:
+        """Create a node with unconnected ports (ours; GE-PY builds nodes through ``ge.es``).
+
+        ``name=None`` picks ``<op_type>_<k>`` with the smallest free ``k``. A taken name raises
+        ``RuntimeError``.
+        """
+        if not isinstance(op_type, str) or not op_type:
+            raise GeTypeError(f"op_type must be a non-empty str, got {op_type!r}")
+        num_inputs = _check_count(num_inputs, "num_inputs")
+        num_outputs = _check_count(num_outputs, "num_outputs")
+        in_names = self._port_names(input_names, num_inputs, "input_names")
+        out_names = self._port_names(output_names, num_outputs, "output_names")
+        if name is None:
+            name = self._fresh_name(op_type)
+        elif not isinstance(name, str) or not name:
+            raise GeTypeError(f"name must be a non-empty str, got {name!r}")
+        elif name in self._nodes:
+            raise GraphError(
+                f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
+            )
+        node = Node._create(self, name, op_type, num_inputs, num_outputs)
+        node._input_names = in_names
+        node._output_names = out_names
+        self._nodes[name] = node
+        return node
+
+    @staticmethod
+    def _port_names(names: list[str] | None, count: int, what: str) -> list[str]:
+        if names is None:
+            return [""] * count
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise GeTypeError(f"{what} must be a list of str")
+        if len(names) != count:
+            raise GeValueError(f"{what} has {len(names)} names for {count} ports")
+        return list(names)
+
+    def _fresh_name(self, op_type: str) -> str:
+        while True:
+            name = f"{op_type}_{self._name_counter}"
+            self._name_counter += 1
+            if name not in self._nodes:
+                return name
+
+    def get_direct_nodes(self) -> list[Node]:
+        """Nodes of this graph, in creation order."""
+        return list(self._nodes.values())
+
+    def get_all_nodes(self) -> list[Node]:
+        """Nodes of this graph and, after each node, the nodes of its subgraphs (recursively)."""
+        return list(self._walk_all())
+
+    def _walk_all(self) -> Iterator[Node]:
+        root = self._root()
+        for node in self._nodes.values():
+            yield node
+            for sub_name in node._subgraph_names:
+                sub = root._subgraphs.get(sub_name)
+                if sub is not None:
+                    yield from sub._walk_all()
+
+    def find_node_by_name(self, name: str) -> Node:
+        """The node called ``name`` here or in a subgraph; ``RuntimeError`` if none."""
+        if not isinstance(name, str):
+            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+        node = self._nodes.get(name)
+        if node is None:
+            node = next((n for n in self._walk_all() if n._name == name), None)
+        if node is None:
+            raise GraphError(f"Failed to find Node name {name}")
+        return node
+
+    def _own(self, node: object, what: str) -> Node:
+        node = _check_node(node, what)
+        if node._graph is not self:
+            where = "no graph" if node._graph is None else f"graph '{node._graph._name}'"
+            raise GraphError(f"{what} {node._name} belongs to {where}, not to graph '{self._name}'")
+        return node
+
+    def remove_node(self, node: Node) -> None:
+        """Remove ``node`` with all its data and control edges; its consumers' inputs become
+        unconnected and it leaves the graph outputs."""
+        try:
+            node = self._own(node, "node")
+        except GraphError as e:
+            raise GraphError(f"Failed to remove Node: {e}") from None
+        for port, edge in enumerate(node._in_edges):
+            if edge is not None:
+                self._unlink(edge[0], edge[1], node, port)
+        for port, consumers in enumerate(node._out_edges):
+            for dst, dst_port in list(consumers):
+                self._unlink(node, port, dst, dst_port)
+        for src in list(node._in_ctrl):
+            self._unlink_control(src, node)
+        for dst in list(node._out_ctrl):
+            self._unlink_control(node, dst)
+        self._outputs = [(n, i) for n, i in self._outputs if n is not node]
+        del self._nodes[node._name]
+        node._graph = None
+
+    # --- edges -----------------------------------------------------------------------------------
+    def add_data_edge(
+        self, src_node: Node, src_port_index: int, dst_node: Node, dst_port_index: int
+    ) -> None:
+        """Connect output ``src_port_index`` of ``src_node`` to input ``dst_port_index`` of
+        ``dst_node``. The input must be free."""
+        _check_node(src_node, "src_node")
+        _check_int(src_port_index, "src_port_index")
+        _check_node(dst_node, "dst_node")
+        _check_int(dst_port_index, "dst_port_index")
+        problem = self._data_edge_problem(src_node, src_port_index, dst_node, dst_port_index)
+        if problem:
+            raise GraphError(
+                f"Failed to add DataEdge from Node {src_node._name}, Port Index "
+                f"{src_port_index} to Node {dst_node._name}, Port Index "
+                f"{dst_port_index}: {problem}"
+            )
+        src_node._out_edges[src_port_index].append((dst_node, dst_port_index))
+        dst_node._in_edges[dst_port_index] = (src_node, src_port_index)
+
+    def _data_edge_problem(self, src: Node, src_port: int, dst: Node, dst_port: int) -> str:
+        for node in (src, dst):
+            if node._graph is not self:
+                return f"Node {node._name} is not in graph '{self._name}'"
+        if not 0 <= src_port < len(src._out_edges):
+            return f"{src._name} has {len(src._out_edges)} outputs"
+        if not 0 <= dst_port < len(dst._in_edges):
+            return f"{dst._name} has {len(dst._in_edges)} inputs"
+        current = dst._in_edges[dst_port]
+        if current is not None:
+            return (
+                f"that input is already fed by {current[0]._name}:{current[1]}; "
+                f"remove that edge first"
+            )
+        return ""
+
+    def add_control_edge(self, src_node: Node, dst_node: Node) -> None:
+        """``dst_node`` runs after ``src_node``. Adding an existing control edge is a no-op."""
+        _check_node(src_node, "src_node")
+        _check_node(dst_node, "dst_node")
+        for node in (src_node, dst_node):
+            if node._graph is not self:
+                raise GraphError(
+                    f"Failed to add ControlEdge from Node {src_node._name} to Node "
+                    f"{dst_node._name}: Node {node._name} is not in graph "
+                    f"'{self._name}'"
+                )
+        if dst_node not in src_node._out_ctrl:
+            src_node._out_ctrl.append(dst_node)
+            dst_node._in_ctrl.append(src_node)
+
+    def remove_edge(
+        self, src_node: Node, src_port_index: int, dst_node: Node, dst_port_index: int
+    ) -> None:
+        """Remove a data edge, or a control edge when both port indexes are -1."""
+        _check_node(src_node, "src_node")
+        _check_int(src_port_index, "src_port_index")
+        _check_node(dst_node, "dst_node")
+        _check_int(dst_port_index, "dst_port_index")
+        what = (
+            f"edge from Node {src_node._name}, Port Index {src_port_index} to Node "
+            f"{dst_node._name}, Port Index {dst_port_index}"
+        )
+        if src_node._graph is not self or dst_node._graph is not self:
+            raise GraphError(f"Failed to remove {what}: both nodes must be in graph '{self._name}'")
+        if src_port_index == -1 and dst_port_index == -1:
+            if dst_node not in src_node._out_ctrl:
+                raise GraphError(f"Failed to remove {what}: there is no such control edge")
+            self._unlink_control(src_node, dst_node)
+            return
+        in_range = 0 <= dst_port_index < len(dst_node._in_edges) and 0 <= src_port_index < len(
+            src_node._out_edges
+        )
+        if not in_range or dst_node._in_edges[dst_port_index] != (src_node, src_port_index):
+            raise GraphError(f"Failed to remove {what}: there is no such data edge")
+        self._unlink(src_node, src_port_index, dst_node, dst_port_index)
+
+    @staticmethod
+    def _unlink(src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        consumers = src._out_edges[src_port]
+        consumers.remove(next(e for e in consumers if e[0] is dst and e[1] == dst_port))
+        dst._in_edges[dst_port] = None
+
+    @staticmethod
+    def _unlink_control(src: Node, dst: Node) -> None:
+        src._out_ctrl.remove(dst)
+        dst._in_ctrl.remove(src)
+
+    # --- graph outputs (ours; GE's Graph::SetOutputs) --------------------------------------------
+    def set_outputs(self, outputs: list[tuple[Node, int]]) -> None:
+        """Declare the graph outputs as ``(producer node, output index)`` pairs, in order."""
+        if not isinstance(outputs, (list, tuple)):
+            raise GeTypeError(
+                f"outputs must be a list of (Node, int), got {type(outputs).__name__}"
+            )
+        checked = []
+        for i, item in enumerate(outputs):
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise GeTypeError(f"outputs[{i}] must be a (Node, int) pair, got {item!r}")
+            node = self._own(item[0], f"outputs[{i}] node")
+            port = _check_int(item[1], f"outputs[{i}] index")
+            if not 0 <= port < len(node._out_edges):
+                raise GraphError(
+                    f"outputs[{i}]: Node {node._name} has {len(node._out_edges)} "
+                    f"outputs, index {port} is out of range"
+                )
+            checked.append((node, port))
+        self._outputs = checked
+
+    def get_outputs(self) -> list[tuple[Node, int]]:
+        """The graph outputs set by ``set_outputs`` (ours)."""
+        return list(self._outputs)
+
+    # --- attributes ------------------------------------------------------------------------------
+    def get_attr(self, key: str) -> Any:
+        check_attr_key(key)
+        if key not in self._attrs:
+            raise GraphError(f"Graph '{self._name}' has no attribute {key!r}")
+        return self._attrs[key].to_python()
+
+    def set_attr(self, key: str, value: Any, value_type: AttrValueType | None = None) -> None:
+        """Set a graph attribute; kinds as ``Node.set_attr``."""
+        check_attr_key(key)
+        self._attrs[key] = (
+            infer_attr_value(value) if value_type is None else make_attr_value(value, value_type)
+        )
+
+    def has_attr(self, key: str) -> bool:
+        return check_attr_key(key) in self._attrs
+
+    # --- subgraphs -------------------------------------------------------------------------------
+    def _root(self) -> Graph:
+        graph = self
+        while graph._parent_graph is not None:
+            graph = graph._parent_graph
+        return graph
+
+    def get_all_subgraphs(self) -> list[Graph]:
+        """All subgraphs registered on the root graph, in registration order."""
+        return list(self._root()._subgraphs.values())
+
+    def get_subgraph(self, name: str) -> Graph | None:
+        if not isinstance(name, str):
+            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+        return self._root()._subgraphs.get(name)
+
+    def add_subgraph(self, subgraph: Graph) -> None:
+        """Register ``subgraph`` (and any subgraphs it holds) on the root graph under its name.
+
+        A name already taken, the root's own name, or a graph that already has a parent fails
+        with ``RuntimeError`` and registers nothing.
+        """
+        if not isinstance(subgraph, Graph):
+            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
+        root = self._root()
+        incoming = [subgraph, *subgraph._subgraphs.values()]
+        taken = [g._name for g in incoming if g._name in root._subgraphs or g._name == root._name]
+        names = [g._name for g in incoming]
+        reason = ""
+        if subgraph is root or subgraph._parent_graph is not None:
+            reason = "it already belongs to a graph"
+        elif taken:
+            reason = f"the name {taken[0]!r} is already used"
+        elif len(set(names)) != len(names):
+            reason = "it holds two subgraphs of the same name"
+        if reason:
+            raise GraphError(
+                f"Failed to add subgraph '{subgraph._name}' to graph '{self._name}': {reason}"
+            )
+        for g in incoming:
+            root._subgraphs[g._name] = g
+            if g is subgraph or g._parent_graph is None:
+                g._parent_graph = self if g is subgraph else subgraph
+        subgraph._subgraphs = {}
+
+    def remove_subgraph(self, name: str) -> None:
+        """Unregister a subgraph; nodes that referred to it lose the reference."""
+        if not isinstance(name, str):
+            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+        root = self._root()
+        sub = root._subgraphs.pop(name, None)
+        if sub is None:
+            raise GraphError(
+                f"Failed to remove subgraph '{name}' from graph '{self._name}': no such subgraph"
+            )
+        if sub._parent_node is not None:
+            names = sub._parent_node._subgraph_names
+            names[names.index(name)] = ""
+        sub._parent_graph = None
+        sub._parent_node = None
+
+    def set_node_subgraph(self, node: Node, index: int, subgraph: Graph) -> None:
+        """Make ``subgraph`` the ``index``-th subgraph of ``node`` (ours; what GE's op builders
+        do for If/While/Case). Registers the subgraph on the root if needed."""
+        node = self._own(node, "node")
+        if _check_count(index, "index") > len(node._subgraph_names):
+            raise GeValueError(
+                f"index: node {node._name} has {len(node._subgraph_names)} "
+                f"subgraphs; the next one is index {len(node._subgraph_names)}"
+            )
+        if not isinstance(subgraph, Graph):
+            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
+        ancestor: Graph | None = self
+        while ancestor is not None:
+            if ancestor is subgraph:
+                raise GraphError(
+                    f"subgraph '{subgraph._name}' contains node {node._name}; "
+                    f"a graph cannot be its own subgraph"
+                )
+            ancestor = ancestor._parent_graph
+        if subgraph._parent_node is not None and subgraph._parent_node is not node:
+            raise GraphError(
+                f"subgraph '{subgraph._name}' already belongs to node {subgraph._parent_node._name}"
+            )
+        if self.get_subgraph(subgraph._name) is not subgraph:
+            self.add_subgraph(subgraph)
+        subgraph._parent_graph = self
+        subgraph._parent_node = node
+        if index == len(node._subgraph_names):
+            node._subgraph_names.append(subgraph._name)
+        else:
+            node._subgraph_names[index] = subgraph._name
+
+    @property
+    def parent_node(self) -> Node | None:
+        """The node whose subgraph this is (ours); ``None`` for a root or detached graph."""
+        return self._parent_node
+
+    # --- checks, text and files ------------------------------------------------------------------
+    def verify(self) -> None:
+        """Check ownership, names, links, port ranges, subgraph references and acyclicity.
+
+        Raises ``ge.error.GraphError`` (a ``RuntimeError``) listing every problem found.
+        """
+        from ge.graph._verify import verify_graph  # noqa: PLC0415  (printer/verifier sit above)
+
+        verify_graph(self)
+
+    def __str__(self) -> str:
+        from ge.graph._printer import format_graph  # noqa: PLC0415
+
+        return format_graph(self)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self._name!r}: {len(self._nodes)} nodes>"
+
+    def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
+        """The graph as text: readable listing, protobuf text (kTxt) or ONNX-style text."""
+        from ge.graph._dump import dump_text  # noqa: PLC0415
+
+        return dump_text(self, format)
+
+    def dump_to_file(self, format: DumpFormat = DumpFormat.kReadable, suffix: str = "") -> None:
+        """Write ``dump_to_stream(format)`` into a numbered file in the current directory."""
+        from ge.graph._dump import dump_file  # noqa: PLC0415
+
+        dump_file(self, format, suffix)
+
+    def save_to_air(self, file_path: str | os.PathLike[str]) -> None:
+        """Write the graph and all its subgraphs as a binary ``ge.proto.ModelDef`` AIR file."""
+        from ge.graph._air import save_air  # noqa: PLC0415
+
+        save_air(self, file_path)
+
+    def load_from_air(self, file_path: str | os.PathLike[str]) -> None:
+        """Replace this graph (name included) by the one stored in an AIR file.
+
+        On any error the graph is left exactly as it was.
+        """
+        from ge.graph._air import load_air  # noqa: PLC0415
+
+        loaded = load_air(file_path)
+        self._become(loaded)
+
+    def _become(self, other: Graph) -> None:
+        if self._parent_graph is not None:
+            raise GraphError(
+                f"Failed to load graph from AIR format: '{self._name}' is a "
+                f"subgraph; load into a root graph"
+            )
+        for slot in ("_attrs", "_name", "_name_counter", "_nodes", "_outputs", "_subgraphs"):
+            setattr(self, slot, getattr(other, slot))
+        for node in self._nodes.values():
+            node._graph = self
+        for sub in self._subgraphs.values():
+            if sub._parent_graph is other:
+                sub._parent_graph = self
+
+    def __copy__(self) -> NoReturn:
+        raise GeError("Graph does not support copy")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise GeError("Graph does not support deepcopy")

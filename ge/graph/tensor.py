@@ -1,0 +1,364 @@
+"""``ge.graph.Tensor``: a tensor's description plus its bytes, on the host or on the device.
+
+Construction follows GE-PY (``Tensor(data, file_path, data_type, format, shape, placement)``),
+errors included. The data is kept as raw bytes and read through the description, so
+``set_data_type`` reinterprets bytes exactly as GE does.
+
+Decisions where GE-PY is silent or undefined:
+
+- ``data`` may also be a numpy array (cast to ``data_type``; ``shape=None`` takes the array's
+  shape) or ``bytes`` (raw little-endian elements, like a file). ``Tensor.from_numpy(a)`` keeps
+  the array's own dtype and shape.
+- A list longer than ``prod(shape)`` is cut to it; a shorter one is zero-filled (GE's C side
+  would read past the end of the buffer). Nested lists are flattened.
+- ``get_data()`` on a device tensor copies the data back for reading; the tensor stays on the
+  device.
+
+    >>> t = Tensor([1, 2, 3, 4], None, DataType.DT_INT32, Format.FORMAT_ND, [2, 2])
+    >>> t.get_data(), t.shape, t.data_type.name
+    ([[1, 2], [3, 4]], [2, 2], 'DT_INT32')
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any, NoReturn
+
+import numpy as np
+from typing_extensions import Self
+
+from ge._device import device_memory
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.graph._dtypes import data_type_from_numpy, dtype_info, numpy_dtype
+from ge.graph.tensor_desc import Shape, TensorDesc
+from ge.graph.types import DataType, Format, Placement
+
+__all__ = ["Tensor"]
+
+_PREVIEW = 8
+
+
+def _element_count(shape: Shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def _check_shape(shape: object) -> Shape:
+    if shape is None:
+        return Shape()
+    if not isinstance(shape, list):
+        raise GeTypeError(f"shape should be a list of int, got {type(shape).__name__}")
+    dims = Shape(shape)
+    if any(d < 0 for d in dims):
+        raise GeValueError(f"shape: a tensor with data needs known dims >= 0, got {list(dims)}")
+    return dims
+
+
+def _flatten(data: list[Any]) -> list[Any]:
+    flat: list[Any] = []
+    stack = [iter(data)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, (list, tuple)):
+                stack.append(iter(item))
+                break
+            flat.append(item)
+        else:
+            stack.pop()
+    return flat
+
+
+def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarray:
+    if data_type == DataType.DT_DOUBLE:
+        raise GeError("DT_DOUBLE is not supported in python Tensor constructor")
+    try:
+        np_dtype = numpy_dtype(data_type)
+    except GeTypeError:
+        raise GeError(f"Failed to create Tensor with data type: {data_type!r}") from None
+    flat = _flatten(data)
+    for i, x in enumerate(flat):
+        if not isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+            raise GeError(f"Failed to create Tensor: data element {i} is {x!r}, not a number")
+    values = np.zeros(count, dtype=np_dtype)
+    n = min(count, len(flat))
+    try:
+        values[:n] = np.asarray(flat[:n]).astype(np_dtype) if n else values[:0]
+    except (OverflowError, ValueError) as e:
+        raise GeError(f"Failed to create Tensor: {e}") from None
+    return values.view(np.uint8)
+
+
+def _raw_to_bytes(raw: bytes, data_type: DataType, count: int, source: str) -> np.ndarray:
+    size = dtype_info(data_type).size
+    if size <= 0 or size > 1000:
+        raise GeError(f"Failed to create Tensor: {data_type!r} has no fixed byte size")
+    need = count * size
+    if not raw or len(raw) < need:
+        raise GeError(
+            f"Failed to create Tensor: {source} holds {len(raw)} bytes, "
+            f"need {need} for shape and {data_type.name}"
+        )
+    out: np.ndarray = np.frombuffer(raw, dtype=np.uint8, count=need).copy()
+    return out
+
+
+class Tensor:
+    """A GE tensor: ``TensorDesc`` plus data. See the module docstring for the rules."""
+
+    __slots__ = ("__weakref__", "_bytes", "_desc", "_device_addr", "_finalizer", "_placement")
+
+    def __init__(
+        self,
+        data: list[Any] | np.ndarray | bytes | None = None,
+        file_path: str | os.PathLike[str] | None = None,
+        data_type: DataType = DataType.DT_FLOAT,
+        format: Format = Format.FORMAT_ND,
+        shape: list[int] | None = None,
+        placement: Placement = Placement.PLACEMENT_HOST,
+    ) -> None:
+        if not isinstance(data_type, DataType):
+            raise GeTypeError(f"Data_type must be a DataType, got {data_type!r}")
+        if not isinstance(format, Format):
+            raise GeTypeError(f"Format must be a Format, got {format!r}")
+        if not isinstance(placement, Placement):
+            raise GeTypeError(f"placement must be a Placement, got {placement!r}")
+        if data is not None and file_path is not None:
+            raise GeError("Tensor should be created either by data or by file")
+        if isinstance(data, np.ndarray) and shape is None:
+            shape = list(data.shape)
+        dims = _check_shape(shape)
+        self._desc = TensorDesc(dims, format, data_type)
+        self._placement = Placement.PLACEMENT_HOST
+        self._device_addr: int | None = None
+        self._finalizer: weakref.finalize[Any, Tensor] | None = None
+        self._bytes: np.ndarray | None = self._initial_bytes(data, file_path, data_type, dims)
+        if placement == Placement.PLACEMENT_DEVICE:
+            self.to_device()
+
+    @staticmethod
+    def _initial_bytes(
+        data: object, file_path: object, data_type: DataType, dims: Shape
+    ) -> np.ndarray | None:
+        count = _element_count(dims)
+        if isinstance(data, np.ndarray):
+            try:
+                return np.ascontiguousarray(
+                    data.reshape(count).astype(numpy_dtype(data_type))
+                ).view(np.uint8)
+            except ValueError as e:
+                raise GeValueError(
+                    f"data: array of shape {data.shape} does not fit shape {list(dims)}: {e}"
+                ) from None
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            return _raw_to_bytes(bytes(data), data_type, count, "data")
+        if isinstance(data, (list, tuple)):
+            return _list_to_bytes(list(data), data_type, count)
+        if data is not None:
+            raise GeTypeError(
+                f"data should be List (or a numpy array or bytes), got {type(data).__name__}"
+            )
+        if file_path is not None:
+            if not isinstance(file_path, (str, os.PathLike)):
+                raise GeTypeError(f"file_path should be a str, got {type(file_path).__name__}")
+            try:
+                with open(file_path, "rb") as f:
+                    raw = f.read()
+            except OSError as e:
+                raise GeError(
+                    f"Failed to create Tensor: cannot read {file_path!r}: {e.strerror}"
+                ) from None
+            return _raw_to_bytes(raw, data_type, count, f"file {os.fspath(file_path)!r}")
+        return None
+
+    @classmethod
+    def from_numpy(
+        cls,
+        array: np.ndarray | Any,
+        format: Format = Format.FORMAT_ND,
+        placement: Placement = Placement.PLACEMENT_HOST,
+    ) -> Tensor:
+        """A tensor with the array's own dtype and shape (ours; GE-PY has no numpy path).
+
+        >>> Tensor.from_numpy(np.arange(3, dtype=np.int64)).data_type.name
+        'DT_INT64'
+        """
+        array = np.asarray(array)
+        return cls(
+            array, None, data_type_from_numpy(array.dtype), format, list(array.shape), placement
+        )
+
+    # --- description -------------------------------------------------------------------------
+    def set_format(self, format: Format) -> Self:
+        if not isinstance(format, Format):
+            raise GeTypeError(f"Format must be a Format, got {format!r}")
+        self._desc.set_format(format)
+        return self
+
+    def get_format(self) -> Format:
+        return self._desc.get_format()
+
+    def set_data_type(self, data_type: DataType) -> Self:
+        if not isinstance(data_type, DataType):
+            raise GeTypeError(f"Data_type must be a DataType, got {data_type!r}")
+        self._desc.set_data_type(data_type)
+        return self
+
+    def get_data_type(self) -> DataType:
+        return self._desc.get_data_type()
+
+    def get_shape(self) -> Shape:
+        return self._desc.get_shape()
+
+    def get_tensor_desc(self) -> TensorDesc:
+        return self._desc._clone()
+
+    def get_placement(self) -> Placement:
+        return self._placement
+
+    format = property(get_format)
+    data_type = property(get_data_type)
+    shape = property(get_shape)
+    placement = property(get_placement)
+
+    @property
+    def addr(self) -> int:
+        """Device address of the data (ours); only for ``PLACEMENT_DEVICE`` tensors."""
+        if self._device_addr is None:
+            raise GeValueError(
+                "Tensor is on the host and has no device address; call to_device() first"
+            )
+        return self._device_addr
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of data held (0 for an empty ``Tensor()``)."""
+        if self._device_addr is not None:
+            return device_memory().size_of(self._device_addr)
+        return 0 if self._bytes is None else int(self._bytes.size)
+
+    # --- data ----------------------------------------------------------------------------------
+    def _raw(self) -> np.ndarray | None:
+        if self._device_addr is not None:
+            out: np.ndarray = device_memory().view(self._device_addr, self.nbytes).copy()
+            return out
+        return self._bytes
+
+    def numpy(self) -> np.ndarray:
+        """A fresh numpy array with the tensor's dtype and shape (ours)."""
+        raw = self._raw()
+        shape = tuple(self._desc.get_shape())
+        np_dtype = numpy_dtype(self._desc.get_data_type())
+        if raw is None:
+            return np.zeros((0,), dtype=np_dtype)
+        need = _element_count(Shape(shape)) * np_dtype.itemsize
+        if raw.size < need:
+            raise GeError(
+                f"Tensor holds {raw.size} bytes, but shape {list(shape)} of "
+                f"{self._desc.get_data_type().name} needs {need}"
+            )
+        array: np.ndarray = raw[:need].view(np_dtype).reshape(shape).copy()
+        return array
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def get_data(self) -> Any:
+        """Data as GE-PY returns it: nested lists shaped by ``shape``, a number for a scalar."""
+        array = self.numpy()
+        if self._bytes is None and self._device_addr is None:
+            return []
+        if array.dtype.kind == "V" or array.dtype.name.startswith(("bfloat", "float8")):
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    data = property(get_data)
+
+    # --- placement -----------------------------------------------------------------------------
+    def to_device(self) -> Self:
+        """Move the data into device memory. Only from the host (``ValueError`` otherwise)."""
+        if self._placement != Placement.PLACEMENT_HOST:
+            raise GeValueError("to_device: the Tensor is already on the device")
+        raw = self._bytes if self._bytes is not None else np.zeros(0, np.uint8)
+        memory = device_memory()
+        addr = memory.malloc(int(raw.size), owner="ge.graph.Tensor")
+        memory.view(addr, int(raw.size))[:] = raw
+        self._device_addr = addr
+        self._finalizer = weakref.finalize(self, memory.free, addr)
+        self._bytes = None
+        self._placement = Placement.PLACEMENT_DEVICE
+        return self
+
+    def to_host(self) -> Self:
+        """Copy the data back to host memory and free the device copy (``ValueError`` on host)."""
+        if self._placement != Placement.PLACEMENT_DEVICE or self._finalizer is None:
+            raise GeValueError("to_host: the Tensor is already on the host")
+        self._bytes = self._raw()
+        self._finalizer()  # frees the device memory exactly once
+        self._finalizer = None
+        self._device_addr = None
+        self._placement = Placement.PLACEMENT_HOST
+        return self
+
+    # --- helpers for the IR --------------------------------------------------------------------
+    def _host_bytes(self) -> bytes:
+        raw = self._raw()
+        return b"" if raw is None else raw.tobytes()
+
+    @classmethod
+    def _from_parts(cls, desc: TensorDesc, raw: bytes) -> Tensor:
+        """A host tensor holding ``raw`` under ``desc`` (used by the AIR reader)."""
+        t = cls.__new__(cls)
+        t._desc = desc._clone()
+        t._placement = Placement.PLACEMENT_HOST
+        t._device_addr = None
+        t._finalizer = None
+        t._bytes = np.frombuffer(raw, dtype=np.uint8).copy()
+        return t
+
+    def _clone(self) -> Tensor:
+        twin = Tensor._from_parts(self._desc, self._host_bytes())
+        if self._bytes is None and self._device_addr is None:
+            twin._bytes = None
+        if self._placement == Placement.PLACEMENT_DEVICE:
+            twin.to_device()
+        return twin
+
+    def _same_as(self, other: Tensor) -> bool:
+        return (
+            self._desc == other._desc
+            and self._placement == other._placement
+            and self._host_bytes() == other._host_bytes()
+        )
+
+    def _preview(self) -> str:
+        if self._bytes is None and self._device_addr is None:
+            return "<empty>"
+        try:
+            flat = self.numpy().reshape(-1)
+        except GeError:
+            return f"<{self.nbytes} bytes>"
+        items = ", ".join(str(x) for x in flat[:_PREVIEW])
+        return f"[{items}{', ...' if flat.size > _PREVIEW else ''}]"
+
+    def __str__(self) -> str:
+        return (
+            f"Tensor(\n  format: {int(self.format)}\n  data_type: {int(self.data_type)}\n"
+            f"  shape: {list(self.shape)}\n  placement: {int(self._placement)}\n"
+            f"  data: {self._preview()}\n)"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Tensor(shape={list(self.shape)}, data_type={self.data_type.name}, "
+            f"placement={self._placement.name}, data={self._preview()})"
+        )
+
+    def __copy__(self) -> NoReturn:
+        raise GeError("Tensor does not support copy")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise GeError("Tensor does not support deepcopy")

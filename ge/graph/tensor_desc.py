@@ -1,0 +1,178 @@
+"""``Shape`` and ``TensorDesc``: what a tensor looks like, without its data.
+
+A ``TensorDesc`` is a value: nodes store their own copy (``Node.update_output_desc`` copies in,
+``Node.get_output_desc`` copies out), so editing a desc you hold never edits a graph behind
+your back.
+
+    >>> d = TensorDesc([2, 3], data_type=DataType.DT_INT32)
+    >>> d.shape, d.shape.get_shape_size(), d.data_type.name
+    ([2, 3], 6, 'DT_INT32')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+from typing_extensions import Self
+
+from ge.error import GeError, GeTypeError
+from ge.graph.types import DataType, Format
+
+if TYPE_CHECKING:
+    from ge.graph._attr import AttrValue
+
+__all__ = ["Shape", "TensorDesc"]
+
+
+def _check_dims(dims: Iterable[Any], what: str = "dims") -> list[int]:
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise GeTypeError(
+                f"{what} must be a list of integers, got element {d!r} of type {type(d).__name__}"
+            )
+        out.append(int(d))
+    return out
+
+
+class Shape(list[int]):
+    """A list of dims with GE's helpers. ``-1`` is an unknown dim, ``[-2]`` an unknown rank.
+
+    >>> Shape([2, -1]).get_shape_size(), Shape([]).get_shape_size(), Shape([0]).is_unknown_shape()
+    (-1, 0, False)
+    """
+
+    UNKNOWN_DIM = -1
+    UNKNOWN_DIM_NUM = -2
+
+    def __init__(self, dims: Iterable[int] | None = None) -> None:
+        if dims is not None and not isinstance(dims, (list, tuple, Shape)):
+            raise GeTypeError(f"dims must be a list of integers, got {type(dims).__name__}")
+        super().__init__(_check_dims(dims or ()))
+
+    def get_shape_size(self) -> int:
+        """Element count; 0 for an empty shape (GE's rule), -1 if any dim is unknown."""
+        if not self:
+            return 0
+        if self.is_unknown_shape():
+            return -1
+        return int(np.prod(self, dtype=np.int64))
+
+    def is_unknown_shape(self) -> bool:
+        """Whether any dim is -1 (unknown dim) or -2 (unknown rank)."""
+        return any(d in (self.UNKNOWN_DIM, self.UNKNOWN_DIM_NUM) for d in self)
+
+
+def _check_enum(value: object, enum: type[DataType] | type[Format], message: str) -> None:
+    if not isinstance(value, enum):
+        raise GeTypeError(f"{message}, got {value!r}")
+
+
+class TensorDesc:
+    """Shape, origin shape, format, origin format and data type of a tensor.
+
+    ``TensorDesc(shape=None, format=Format.FORMAT_ND, data_type=DataType.DT_FLOAT)``;
+    ``shape=None`` is a scalar. Setters return ``self`` so they chain. The origin shape and
+    origin format are independent of shape and format; the origin format starts equal to
+    ``format`` and the origin shape starts unset (read as ``[]``), as in GE.
+    """
+
+    __slots__ = ("_attrs", "_data_type", "_format", "_origin_format", "_origin_shape", "_shape")
+
+    def __init__(
+        self,
+        shape: list[int] | None = None,
+        format: Format = Format.FORMAT_ND,
+        data_type: DataType = DataType.DT_FLOAT,
+    ) -> None:
+        _check_enum(format, Format, "Format must be a Format")
+        _check_enum(data_type, DataType, "Data type must be a DataType")
+        self._shape = Shape(shape)
+        self._origin_shape: Shape | None = None
+        self._format = format
+        self._origin_format = format
+        self._data_type = data_type
+        self._attrs: dict[str, AttrValue] = {}
+
+    # GE-PY getters/setters
+    def get_shape(self) -> Shape:
+        return Shape(self._shape)
+
+    def set_shape(self, shape: list[int] | None) -> Self:
+        self._shape = Shape(shape)
+        return self
+
+    def get_origin_shape(self) -> Shape:
+        return Shape(self._origin_shape or [])
+
+    def set_origin_shape(self, shape: list[int] | None) -> Self:
+        self._origin_shape = Shape(shape)
+        return self
+
+    def get_format(self) -> Format:
+        return self._format
+
+    def set_format(self, format: Format) -> Self:
+        _check_enum(format, Format, "Format must be a Format")
+        self._format = format
+        return self
+
+    def get_origin_format(self) -> Format:
+        return self._origin_format
+
+    def set_origin_format(self, format: Format) -> Self:
+        _check_enum(format, Format, "Format must be a Format")
+        self._origin_format = format
+        return self
+
+    def get_data_type(self) -> DataType:
+        return self._data_type
+
+    def set_data_type(self, data_type: DataType) -> Self:
+        _check_enum(data_type, DataType, "Data type must be a DataType")
+        self._data_type = data_type
+        return self
+
+    shape = property(get_shape)
+    origin_shape = property(get_origin_shape)
+    format = property(get_format)
+    origin_format = property(get_origin_format)
+    data_type = property(get_data_type)
+
+    def _clone(self) -> TensorDesc:
+        twin = TensorDesc.__new__(TensorDesc)
+        twin._shape = Shape(self._shape)
+        twin._origin_shape = None if self._origin_shape is None else Shape(self._origin_shape)
+        twin._format = self._format
+        twin._origin_format = self._origin_format
+        twin._data_type = self._data_type
+        twin._attrs = dict(self._attrs)
+        return twin
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TensorDesc):
+            return NotImplemented
+        return (
+            self._shape == other._shape
+            and self._origin_shape == other._origin_shape
+            and self._format == other._format
+            and self._origin_format == other._origin_format
+            and self._data_type == other._data_type
+            and self._attrs == other._attrs
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorDesc(shape={list(self._shape)}, format={self._format}, "
+            f"data_type={self._data_type})"
+        )
+
+    def __copy__(self) -> NoReturn:
+        raise GeError("TensorDesc does not support copy")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise GeError("TensorDesc does not support deepcopy")

@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AirFormatError", "GeError", "GeTypeError", "GeValueError", "GraphError"]
+__all__ = [
+    "AirFormatError",
+    "GeError",
+    "GeTypeError",
+    "GeValueError",
+    "GraphError",
+    "InferError",
+    "RegistryError",
+]
 
 
 class GeError(RuntimeError):
@@ -63,3 +71,11 @@ class GraphError(GeError):
 
 class AirFormatError(GeError):
     """An AIR file could not be written or read (``RuntimeError``, as GE-PY raises)."""
+
+
+class InferError(GeValueError):
+    """An op's inputs or attributes do not fit its shape/dtype rule (``ValueError``)."""
+
+
+class RegistryError(GeValueError):
+    """An op definition conflicts with one already registered, or is malformed (``ValueError``)."""

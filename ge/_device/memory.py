@@ -93,7 +93,7 @@ class DeviceMemory:
         if i < 0:
             return None
         alloc = self._live[self._starts[i]]
-        inside = addr + nbytes <= alloc.addr + alloc.capacity
+        inside = addr + nbytes <= alloc.addr + alloc.size
         return alloc if inside else None
 
     def contains(self, addr: int, nbytes: int) -> bool:

@@ -1,9 +1,9 @@
 """Facts about each ``DataType``: AIR proto number, serial string, byte size, numpy dtype.
 
-One table, read by the tensor code, the AIR codec and the printer. Exotic floating types map to
-``ml_dtypes`` (imported only when first needed); types with no numpy equivalent (strings,
-resources, sub-byte packed types other than those ``ml_dtypes`` stores one per byte) raise
-``GeTypeError`` naming the type.
+One table, read by the tensor code, the AIR codec and the printer. bfloat16 and the byte-sized
+float8 types map to ``ml_dtypes`` (imported only when first needed). Types with no numpy
+equivalent (strings, resources, and GE's sub-byte types, which GE packs several to a byte while
+numpy cannot) raise ``GeTypeError`` naming the type.
 """
 
 from __future__ import annotations

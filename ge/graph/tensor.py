@@ -71,23 +71,54 @@ def _flatten(data: list[Any]) -> list[Any]:
     return flat
 
 
+# GE-PY packs lists for these types only; DT_BF16 is our addition.
+_LIST_TYPES = frozenset(
+    {
+        DataType.DT_FLOAT,
+        DataType.DT_FLOAT16,
+        DataType.DT_INT8,
+        DataType.DT_INT16,
+        DataType.DT_INT32,
+        DataType.DT_INT64,
+        DataType.DT_UINT8,
+        DataType.DT_UINT16,
+        DataType.DT_UINT32,
+        DataType.DT_UINT64,
+        DataType.DT_BOOL,
+        DataType.DT_BF16,
+    }
+)
+
+
+def _pack_ints(values: list[Any], np_dtype: np.dtype[Any]) -> np.ndarray:
+    """``int(x)`` per element, wrapped to the type's width like a C cast (exact for 64 bits)."""
+    bits = 8 * np_dtype.itemsize
+    wrapped = [int(x) % (1 << bits) for x in values]
+    packed: np.ndarray = np.array(wrapped, dtype=f"u{np_dtype.itemsize}").view(np_dtype)
+    return packed
+
+
 def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarray:
     if data_type == DataType.DT_DOUBLE:
         raise GeError("DT_DOUBLE is not supported in python Tensor constructor")
-    try:
-        np_dtype = numpy_dtype(data_type)
-    except GeTypeError:
-        raise GeError(f"Failed to create Tensor with data type: {data_type!r}") from None
+    if data_type not in _LIST_TYPES:
+        raise GeError(f"Failed to create Tensor with data type: {data_type!r}")
+    np_dtype = numpy_dtype(data_type)
     flat = _flatten(data)
     for i, x in enumerate(flat):
         if not isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
             raise GeError(f"Failed to create Tensor: data element {i} is {x!r}, not a number")
     values = np.zeros(count, dtype=np_dtype)
     n = min(count, len(flat))
-    try:
-        values[:n] = np.asarray(flat[:n]).astype(np_dtype) if n else values[:0]
-    except (OverflowError, ValueError) as e:
-        raise GeError(f"Failed to create Tensor: {e}") from None
+    if n:
+        head = flat[:n]
+        try:
+            if np_dtype.kind in "iu":
+                values[:n] = _pack_ints(head, np_dtype)
+            else:
+                values[:n] = np.asarray(head, dtype=np.float64).astype(np_dtype)
+        except (OverflowError, ValueError) as e:
+            raise GeError(f"Failed to create Tensor: {e}") from None
     return values.view(np.uint8)
 
 

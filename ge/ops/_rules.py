@@ -1,0 +1,152 @@
+"""Shape and dtype helpers that infer rules are written with.
+
+Shapes are lists of ints where ``-1`` is an unknown dim and ``[-2]`` an unknown rank, as in GE.
+Every failure raises ``ge.error.InferError`` with a short reason; the builder adds the op, the
+input descs and the user's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ge.error import GeTypeError, InferError
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import DataType, Format
+
+__all__ = [
+    "UNKNOWN_RANK",
+    "broadcast_shapes",
+    "desc",
+    "is_unknown_rank",
+    "normalize_axes",
+    "normalize_axis",
+    "promote_types",
+    "shape_of",
+]
+
+UNKNOWN_RANK = [-2]
+
+FLOATS = frozenset({DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_DOUBLE, DataType.DT_BF16})
+INTS = frozenset(
+    {
+        DataType.DT_INT8,
+        DataType.DT_INT16,
+        DataType.DT_INT32,
+        DataType.DT_INT64,
+        DataType.DT_UINT8,
+        DataType.DT_UINT16,
+        DataType.DT_UINT32,
+        DataType.DT_UINT64,
+    }
+)
+COMPLEX = frozenset({DataType.DT_COMPLEX64, DataType.DT_COMPLEX128})
+BOOL = frozenset({DataType.DT_BOOL})
+REAL = FLOATS | INTS
+NUMBER = REAL | COMPLEX
+ALL = NUMBER | BOOL
+INDEX = frozenset({DataType.DT_INT32, DataType.DT_INT64})
+
+
+def desc(shape: Iterable[int], data_type: DataType, fmt: Format = Format.FORMAT_ND) -> TensorDesc:
+    """A fresh output desc."""
+    return TensorDesc(list(shape), fmt, data_type)
+
+
+def shape_of(d: TensorDesc) -> list[int]:
+    return list(d._shape)
+
+
+def is_unknown_rank(shape: Sequence[int]) -> bool:
+    return list(shape) == UNKNOWN_RANK
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> list[int]:
+    """numpy broadcasting extended to unknown dims (``-1``) and ranks (``[-2]``).
+
+    >>> broadcast_shapes([2, 1], [3]), broadcast_shapes([-1, 3], [1]), broadcast_shapes([-2], [3])
+    ([2, 3], [-1, 3], [-2])
+    """
+    if any(is_unknown_rank(s) for s in shapes):
+        return list(UNKNOWN_RANK)
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-rank, 0):
+        dims = {s[i] for s in shapes if len(s) >= -i} - {1}
+        known = dims - {-1}
+        if len(known) > 1:
+            listed = " and ".join(str(list(s)) for s in shapes)
+            raise InferError(
+                f"shapes {listed} cannot broadcast: dim {i} is "
+                f"{' vs '.join(map(str, sorted(known)))}"
+            )
+        if known:
+            out.append(known.pop())
+        elif -1 in dims:
+            out.append(-1)
+        else:
+            out.append(1)
+    return out
+
+
+def _category(t: DataType) -> int:
+    return 0 if t in BOOL else 1 if t in INTS else 2 if t in FLOATS else 3 if t in COMPLEX else 4
+
+
+def promote_types(*types: DataType) -> DataType:
+    """Result type of mixing ``types``, as PyTorch and JAX do: when categories differ
+    (``bool < int < float < complex``) the highest category's type wins
+    (``int32 + float32 -> float32``, not numpy's float64); within one category numpy's rule
+    applies (``int32 + int64 -> int64``, ``float16 + float32 -> float32``).
+
+    >>> promote_types(DataType.DT_INT32, DataType.DT_FLOAT).name
+    'DT_FLOAT'
+    """
+    distinct = list(dict.fromkeys(types))
+    if len(distinct) == 1:
+        return distinct[0]
+    top = max(_category(t) for t in distinct)
+    if top == 4:
+        names = ", ".join(t.name for t in distinct)
+        raise InferError(f"no common type for {names}")
+    best = [t for t in distinct if _category(t) == top]
+    if len(best) == 1:
+        return best[0]
+    try:
+        return data_type_from_numpy(np.result_type(*(numpy_dtype(t) for t in best)))
+    except (GeTypeError, TypeError):
+        names = ", ".join(t.name for t in distinct)
+        raise InferError(f"no common type for {names}") from None
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """Map a possibly negative axis into ``[0, rank)``."""
+    if not -rank <= axis < max(rank, 1) or (rank == 0 and axis not in (0, -1)):
+        raise InferError(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def normalize_axes(axes: Iterable[int], rank: int, what: str = "axes") -> list[int]:
+    """Normalised, de-duplicated, sorted axes; duplicates after normalisation are an error."""
+    norm = [normalize_axis(int(a), rank, what) for a in axes]
+    if len(set(norm)) != len(norm):
+        raise InferError(f"{what} {list(axes)} repeat an axis")
+    return sorted(norm)
+
+
+def check_dtype(d: TensorDesc, allowed: frozenset[DataType] | None, what: str) -> None:
+    if allowed is not None and d._data_type not in allowed:
+        raise InferError(
+            f"{what} has type {d._data_type.name}; expected one of "
+            f"{', '.join(sorted(t.name for t in allowed))}"
+        )
+
+
+def np_type_check(data_type: DataType) -> None:
+    """Refuse types that have no numpy equivalent (``InferError``)."""
+    try:
+        numpy_dtype(data_type)
+    except GeTypeError as e:
+        raise InferError(str(e)) from None

@@ -1,0 +1,160 @@
+"""``add_op_node``: create a node of a registered op, wired, attributed and inferred, at once.
+
+This is the one way builders (``ge.es``, the jit tracer, passes, tests) make op nodes. It names
+ports as GE does (``x``, or ``x0, x1, ...`` for a dynamic input), writes every optional
+attribute's default onto the node (as GE's ``REG_OP`` does), attaches subgraphs, then runs the
+op's infer rule so the node's output descs are known immediately. If anything fails the node
+and everything attached for it are removed again, so the graph is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.graph._attr import make_attr_value
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor_desc import TensorDesc
+from ge.ops.infer import infer_node, producer_desc
+from ge.ops.layout import port_names
+from ge.ops.registry import get_op
+from ge.ops.schema import OpDef
+
+__all__ = ["add_op_node"]
+
+Port = tuple[Node, int]
+
+
+def _input_ports(op: OpDef, inputs: Sequence[Any]) -> tuple[list[Port | None], list[int]]:
+    if len(inputs) != len(op.inputs):
+        names = [s.name for s in op.inputs]
+        raise GeValueError(f"{op.type} takes {len(op.inputs)} inputs {names}, got {len(inputs)}")
+    flat: list[Port | None] = []
+    counts: list[int] = []
+    for spec, value in zip(op.inputs, inputs, strict=True):
+        if spec.dynamic:
+            pair = isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Node)
+            if not isinstance(value, (list, tuple)) or pair:
+                raise GeTypeError(
+                    f"{op.type} input '{spec.name}' is dynamic: pass a list of (node, port) pairs"
+                )
+            flat += list(value)
+            counts.append(len(value))
+        else:
+            if value is None and not spec.optional and op.io != "input":
+                raise GeValueError(f"{op.type} input '{spec.name}' is required")
+            flat.append(value)
+            counts.append(1)
+    return flat, counts
+
+
+def _output_counts(op: OpDef, given: Sequence[int] | None) -> list[int]:
+    if given is None:
+        if any(s.dynamic for s in op.outputs):
+            dyn = [s.name for s in op.outputs if s.dynamic]
+            raise GeValueError(f"{op.type} has dynamic outputs {dyn}: give output_counts")
+        return [1] * len(op.outputs)
+    if len(given) != len(op.outputs):
+        raise GeValueError(
+            f"output_counts has {len(given)} entries for {len(op.outputs)} outputs of {op.type}"
+        )
+    for spec, count in zip(op.outputs, given, strict=True):
+        if not spec.dynamic and count != 1:
+            raise GeValueError(f"{op.type} output '{spec.name}' is not dynamic: count must be 1")
+        if count < 0:
+            raise GeValueError(f"output_counts must be >= 0, got {count}")
+    return list(given)
+
+
+def _set_attrs(op: OpDef, node: Node, attrs: dict[str, Any]) -> None:
+    for spec in op.attrs:
+        if spec.name in attrs:
+            node._attrs[spec.name] = make_attr_value(attrs[spec.name], spec.type)
+        elif spec.required:
+            raise GeValueError(
+                f"{op.type} needs attribute '{spec.name}' "
+                f"({spec.type.name.removeprefix('VT_').lower()})"
+            )
+        else:
+            node._attrs[spec.name] = make_attr_value(spec.default, spec.type)
+    for key, value in attrs.items():
+        if op.attr_spec(key) is None:
+            node.set_attr(key, value)
+
+
+def _flat_subgraphs(op: OpDef, subgraphs: Sequence[Any] | None) -> list[Graph]:
+    given = list(subgraphs or [])
+    if len(given) != len(op.subgraphs):
+        names = [s.name for s in op.subgraphs]
+        raise GeValueError(f"{op.type} takes subgraphs {names}, got {len(given)}")
+    flat: list[Graph] = []
+    for spec, value in zip(op.subgraphs, given, strict=True):
+        items = list(value) if spec.dynamic else [value]
+        for g in items:
+            if not isinstance(g, Graph):
+                raise GeTypeError(
+                    f"{op.type} subgraph '{spec.name}' must be a Graph, got {type(g).__name__}"
+                )
+        flat += items
+    return flat
+
+
+def add_op_node(
+    graph: Graph,
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    output_counts: Sequence[int] | None = None,
+    subgraphs: Sequence[Any] | None = None,
+    declared: Sequence[TensorDesc] | None = None,
+    source: str | None = None,
+) -> Node:
+    """Add an ``op_type`` node to ``graph``; returns it with its output descs inferred.
+
+    ``inputs`` has one entry per IR input: a ``(node, port)`` pair, ``None`` for an absent
+    optional input, or a list of pairs for a dynamic input. ``declared`` gives the output descs
+    of graph-input ops (Data). Raises ``GeValueError``/``GeTypeError``/``InferError`` with the
+    graph unchanged.
+    """
+    op = get_op(op_type)
+    flat_inputs, in_counts = _input_ports(op, inputs)
+    out_counts = _output_counts(op, output_counts)
+    graphs = _flat_subgraphs(op, subgraphs)
+    node = graph.add_node(
+        op.type,
+        name,
+        num_inputs=len(flat_inputs),
+        num_outputs=sum(out_counts),
+        input_names=port_names(op.inputs, in_counts),
+        output_names=port_names(op.outputs, out_counts),
+    )
+    registered: list[Graph] = []
+    try:
+        node._source = source
+        node._op = op
+        _set_attrs(op, node, dict(attrs or {}))
+        for port, src in enumerate(flat_inputs):
+            if src is not None:
+                graph.add_data_edge(src[0], src[1], node, port)
+                node._input_descs[port] = producer_desc(node, port)._clone()
+        if declared is not None:
+            node._output_descs = [d._clone() for d in declared]
+            for port in range(min(len(node._input_descs), len(declared))):
+                if node._in_edges[port] is None:
+                    node._input_descs[port] = declared[port]._clone()
+        for index, sub in enumerate(graphs):
+            if graph.get_subgraph(sub.name) is not sub:
+                registered.append(sub)
+            graph.set_node_subgraph(node, index, sub)
+        node._output_descs = infer_node(node, op)
+    except GeError:
+        for sub in registered:
+            if graph.get_subgraph(sub.name) is sub:
+                graph.remove_subgraph(sub.name)
+        graph.remove_node(node)
+        raise
+    return node

@@ -1,0 +1,314 @@
+"""Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, logic, Cast.
+
+Each op is one row of a table: GE name, numpy reference, allowed dtypes, flags. Decisions where
+GE is silent: binary ops accept mixed input types and compute in the promoted type
+(``ge.ops._rules.promote_types``); integer ``Div``/``RealDiv`` truncate toward zero like C, and
+an integer division by zero gives 0; half-precision inputs are computed in float32 and rounded
+back, as GE's kernels do; ``Gelu`` is the tanh approximation GE's kernel uses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ge.error import InferError
+from ge.graph.types import AttrValueType, DataType
+from ge.ops import _rules as rules
+from ge.ops._define import (
+    attr,
+    binary_infer,
+    compute_float,
+    dyn,
+    inp,
+    out,
+    out_dtype,
+    same_infer,
+)
+from ge.ops.registry import register_op_def
+from ge.ops.schema import ExecContext, InferContext, OpDef
+
+__all__: list[str] = []
+
+VT = AttrValueType
+_D = DataType
+SIGNED = frozenset({_D.DT_INT8, _D.DT_INT16, _D.DT_INT32, _D.DT_INT64})
+_LOG_ATTRS = (
+    attr("base", VT.VT_FLOAT, -1.0),
+    attr("scale", VT.VT_FLOAT, 1.0),
+    attr("shift", VT.VT_FLOAT, 0.0),
+)
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    inner = np.sqrt(2.0 / np.pi) * (x + 0.044715 * x * x * x)
+    y: np.ndarray = 0.5 * x * (1.0 + np.tanh(inner))
+    return y
+
+
+def _exp(x: np.ndarray, base: float, scale: float, shift: float) -> np.ndarray:
+    z = x * x.dtype.type(scale) + x.dtype.type(shift)
+    y: np.ndarray = np.exp(z) if base == -1.0 else np.exp(z * x.dtype.type(math.log(base)))
+    return y
+
+
+def _log(x: np.ndarray, base: float, scale: float, shift: float) -> np.ndarray:
+    y: np.ndarray = np.log(x * x.dtype.type(scale) + x.dtype.type(shift))
+    return y if base == -1.0 else y / x.dtype.type(math.log(base))
+
+
+def _erf_array(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_erf(x), dtype=x.dtype)
+
+
+@dataclass(frozen=True)
+class _Unary:
+    type: str
+    fn: Callable[..., np.ndarray]
+    dtypes: frozenset[DataType]
+    group: str = "math"
+    attrs: tuple[Any, ...] = ()
+
+
+_FLOAT_FN = rules.FLOATS
+_UNARY = (
+    _Unary("Neg", np.negative, rules.FLOATS | SIGNED),
+    _Unary("Abs", np.abs, rules.FLOATS | SIGNED),
+    _Unary("Exp", _exp, _FLOAT_FN, attrs=_LOG_ATTRS),
+    _Unary("Log", _log, _FLOAT_FN, attrs=_LOG_ATTRS),
+    _Unary("Sqrt", np.sqrt, _FLOAT_FN),
+    _Unary("Rsqrt", lambda x: 1.0 / np.sqrt(x), _FLOAT_FN),
+    _Unary("Square", np.square, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}),
+    _Unary("Reciprocal", lambda x: 1.0 / x, _FLOAT_FN),
+    _Unary("Sin", np.sin, _FLOAT_FN),
+    _Unary("Cos", np.cos, _FLOAT_FN),
+    _Unary("Tanh", np.tanh, _FLOAT_FN),
+    _Unary("Sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), _FLOAT_FN, group="nn"),
+    _Unary(
+        "Relu",
+        lambda x: np.maximum(x, x.dtype.type(0)),
+        rules.FLOATS | SIGNED | {_D.DT_UINT8, _D.DT_UINT16},
+        group="nn",
+    ),
+    _Unary("Gelu", _gelu, _FLOAT_FN, group="nn"),
+    _Unary("Erf", _erf_array, _FLOAT_FN),
+    _Unary("Sign", np.sign, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}),
+    _Unary("Floor", np.floor, _FLOAT_FN),
+    _Unary("Ceil", np.ceil, _FLOAT_FN),
+    _Unary("LogicalNot", np.logical_not, rules.BOOL),
+)
+
+
+def _unary_reference(row: _Unary) -> Callable[[ExecContext], list[np.ndarray]]:
+    attr_names = [a.name for a in row.attrs]
+
+    def reference(ctx: ExecContext) -> list[np.ndarray]:
+        x = ctx.inputs[0]
+        extra = [ctx.attrs[n] for n in attr_names]
+        if x.dtype.kind in "biu":
+            with np.errstate(all="ignore"):
+                y = np.asarray(row.fn(x, *extra))
+        else:
+            y = compute_float(lambda a: row.fn(a, *extra), x)
+        return [y.astype(out_dtype(ctx), copy=False)]
+
+    return reference
+
+
+for _row in _UNARY:
+    register_op_def(
+        OpDef(
+            _row.type,
+            inputs=(inp("x", _row.dtypes),),
+            outputs=(out("y", _row.dtypes),),
+            attrs=_row.attrs,
+            infer=same_infer,
+            reference=_unary_reference(_row),
+            group=_row.group,
+            elementwise=True,
+            doc=f"y = {_row.type.lower()}(x), elementwise.",
+        )
+    )
+
+
+def _trunc_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind not in "iu":
+        return np.asarray(x / y)
+    with np.errstate(all="ignore"):
+        safe = np.where(y == 0, 1, y)
+        q = np.floor_divide(x, safe)
+        inexact = (q * safe != x) & ((x < 0) != (safe < 0))
+        return np.where(y == 0, 0, q + inexact.astype(q.dtype))
+
+
+def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        return np.trunc(np.power(x.astype(np.float64), y.astype(np.float64)))
+    return np.asarray(np.power(x, y))
+
+
+@dataclass(frozen=True)
+class _Binary:
+    type: str
+    fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    dtypes: frozenset[DataType]
+    out_type: DataType | None = None
+    commutative: bool = False
+
+
+_ARITH = rules.REAL
+_COMPARE = rules.REAL | rules.BOOL
+_BINARY = (
+    _Binary("Add", np.add, _ARITH | rules.BOOL, commutative=True),
+    _Binary("Sub", np.subtract, _ARITH),
+    _Binary("Mul", np.multiply, _ARITH | rules.BOOL, commutative=True),
+    _Binary("Div", _trunc_div, _ARITH),
+    _Binary("RealDiv", _trunc_div, _ARITH),
+    _Binary("Maximum", np.maximum, _ARITH, commutative=True),
+    _Binary("Minimum", np.minimum, _ARITH, commutative=True),
+    _Binary("Pow", _pow, _ARITH),
+    _Binary("Equal", np.equal, _COMPARE, _D.DT_BOOL, commutative=True),
+    _Binary("NotEqual", np.not_equal, _COMPARE, _D.DT_BOOL, commutative=True),
+    _Binary("Less", np.less, _COMPARE, _D.DT_BOOL),
+    _Binary("LessEqual", np.less_equal, _COMPARE, _D.DT_BOOL),
+    _Binary("Greater", np.greater, _COMPARE, _D.DT_BOOL),
+    _Binary("GreaterEqual", np.greater_equal, _COMPARE, _D.DT_BOOL),
+    _Binary("LogicalAnd", np.logical_and, rules.BOOL, _D.DT_BOOL, commutative=True),
+    _Binary("LogicalOr", np.logical_or, rules.BOOL, _D.DT_BOOL, commutative=True),
+)
+
+
+def _binary_reference(row: _Binary) -> Callable[[ExecContext], list[np.ndarray]]:
+    def reference(ctx: ExecContext) -> list[np.ndarray]:
+        a, b = ctx.inputs
+        common = np.result_type(a, b) if row.out_type else out_dtype(ctx)
+        if row.out_type is None:
+            a, b = a.astype(common, copy=False), b.astype(common, copy=False)
+        y = compute_float(row.fn, a, b) if a.dtype.kind == "f" else np.asarray(_quiet(row.fn, a, b))
+        return [y.astype(out_dtype(ctx), copy=False)]
+
+    return reference
+
+
+def _quiet(fn: Callable[..., Any], *args: np.ndarray) -> Any:
+    with np.errstate(all="ignore"):
+        return fn(*args)
+
+
+for _b in _BINARY:
+    register_op_def(
+        OpDef(
+            _b.type,
+            inputs=(inp("x1", _b.dtypes), inp("x2", _b.dtypes)),
+            outputs=(out("y", {_b.out_type} if _b.out_type else _b.dtypes),),
+            infer=binary_infer(_b.out_type),
+            reference=_binary_reference(_b),
+            elementwise=True,
+            commutative=_b.commutative,
+            doc=f"y = {_b.type}(x1, x2) with broadcasting.",
+        )
+    )
+
+
+def _addn_infer(ctx: InferContext) -> list[Any]:
+    xs = ctx.inputs[0]
+    if not xs:
+        raise InferError("AddN needs at least one input")
+    if ctx.attrs["N"] != len(xs):
+        raise InferError(f"attribute N is {ctx.attrs['N']} but {len(xs)} inputs were given")
+    shape = rules.broadcast_shapes(*(x._shape for x in xs))
+    return [rules.desc(shape, rules.promote_types(*(x._data_type for x in xs)), xs[0]._format)]
+
+
+def _addn_reference(ctx: ExecContext) -> list[np.ndarray]:
+    dtype = out_dtype(ctx)
+    total = ctx.inputs[0][0].astype(dtype)
+    for x in ctx.inputs[0][1:]:
+        total = total + x.astype(dtype)
+    return [np.asarray(total, dtype=dtype)]
+
+
+register_op_def(
+    OpDef(
+        "AddN",
+        inputs=(dyn("x", rules.REAL),),
+        outputs=(out("y", rules.REAL),),
+        attrs=(attr("N", VT.VT_INT),),
+        infer=_addn_infer,
+        reference=_addn_reference,
+        elementwise=True,
+        commutative=True,
+        doc="y = x0 + x1 + ... (N inputs).",
+    )
+)
+
+
+def _cast_infer(ctx: InferContext) -> list[Any]:
+    x = ctx.inputs[0]
+    try:
+        dst = DataType(ctx.attrs["dst_type"])
+        rules.np_type_check(dst)
+    except ValueError:
+        raise InferError(f"dst_type {ctx.attrs['dst_type']} is not a DataType value") from None
+    return [rules.desc(x._shape, dst, x._format)]
+
+
+def _cast_reference(ctx: ExecContext) -> list[np.ndarray]:
+    with np.errstate(all="ignore"):
+        return [ctx.inputs[0].astype(out_dtype(ctx))]
+
+
+register_op_def(
+    OpDef(
+        "Cast",
+        inputs=(inp("x", rules.ALL),),
+        outputs=(out("y", rules.ALL),),
+        attrs=(attr("dst_type", VT.VT_INT),),
+        infer=_cast_infer,
+        reference=_cast_reference,
+        elementwise=True,
+        doc="y = x converted to dst_type (a raw ge::DataType value).",
+    )
+)
+
+
+def _select_infer(ctx: InferContext) -> list[Any]:
+    cond, a, b = ctx.inputs
+    rules.check_dtype(cond, rules.BOOL, "condition")
+    shape = rules.broadcast_shapes(a._shape, b._shape)
+    c = list(cond._shape)
+    if not (len(c) == 1 and len(shape) > 1 and c[0] in (shape[0], -1, 1)):
+        shape = rules.broadcast_shapes(c, shape)
+    return [rules.desc(shape, rules.promote_types(a._data_type, b._data_type), a._format)]
+
+
+def _select_reference(ctx: ExecContext) -> list[np.ndarray]:
+    cond, a, b = ctx.inputs
+    y_shape = tuple(ctx.outputs[0]._shape)
+    if cond.ndim == 1 and len(y_shape) > 1:  # TF Select: a vector condition picks rows
+        cond = cond.reshape(cond.shape + (1,) * (len(y_shape) - 1))
+    dtype = out_dtype(ctx)
+    return [np.where(cond, a.astype(dtype), b.astype(dtype))]
+
+
+for _name, _ins, _out in (
+    ("Select", ("condition", "x1", "x2"), "y"),
+    ("SelectV2", ("condition", "then", "else"), "result"),
+):
+    register_op_def(
+        OpDef(
+            _name,
+            inputs=(inp(_ins[0], rules.BOOL), inp(_ins[1], rules.ALL), inp(_ins[2], rules.ALL)),
+            outputs=(out(_out, rules.ALL),),
+            infer=_select_infer,
+            reference=_select_reference,
+            elementwise=True,
+            doc=f"{_out} = condition ? {_ins[1]} : {_ins[2]}, with broadcasting.",
+        )
+    )

@@ -1,0 +1,252 @@
+"""Shape and dtype inference over nodes and whole graphs, driven by each op's ``infer`` rule.
+
+``infer_node`` runs one node's rule on the descs its producers currently declare and returns
+the output descs; ``infer_graph`` walks a graph in topological order (subgraphs included),
+writing the results into every node's input and output descs. Errors read like
+``Add(x1: f32[2,3], x2: f32[4]) at model.py:12: shapes [2, 3] and [4] cannot broadcast``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ge.error import GeError, GraphError, InferError
+from ge.graph._attr import AttrValue
+from ge.graph._dtypes import numpy_dtype
+from ge.graph._printer import format_desc
+from ge.graph._verify import topological_order
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor import Tensor
+from ge.graph.tensor_desc import TensorDesc
+from ge.ops.layout import input_groups, output_groups
+from ge.ops.registry import get_op
+from ge.ops.schema import InferContext, OpDef
+
+__all__ = [
+    "graph_output_descs",
+    "graph_outputs",
+    "infer_graph",
+    "infer_node",
+    "node_attrs",
+    "producer_desc",
+]
+
+_CONST_TYPES = ("Const", "Constant")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def node_attrs(op: OpDef, node: Node) -> dict[str, Any]:
+    """The node's values for ``op``'s attributes, defaults filled in (``InferError`` if a
+    required one is missing). Tensors are shared, not copied: callers must not mutate them."""
+    attrs: dict[str, Any] = {}
+    for spec in op.attrs:
+        stored: AttrValue | None = node._attrs.get(spec.name)
+        if stored is not None:
+            attrs[spec.name] = _plain(stored.value)
+        elif spec.required:
+            raise InferError(f"required attribute '{spec.name}' is missing")
+        else:
+            attrs[spec.name] = _plain(spec.default)
+    return attrs
+
+
+def producer_desc(node: Node, port: int) -> TensorDesc:
+    """Desc of what feeds input ``port``: the producer's output desc, or the node's own input
+    desc when the port is unconnected."""
+    edge = node._in_edges[port]
+    return node._input_descs[port] if edge is None else edge[0]._output_descs[edge[1]]
+
+
+def const_value(node: Node, port: int) -> np.ndarray | None:
+    """The value feeding ``port`` when it comes straight from a Const node."""
+    edge = node._in_edges[port]
+    if edge is None or edge[0]._type not in _CONST_TYPES:
+        return None
+    stored = edge[0]._attrs.get("value")
+    if stored is None or not isinstance(stored.value, Tensor):
+        return None
+    try:
+        return stored.value.numpy()
+    except GeError:
+        return None
+
+
+def _grouped(op: OpDef, node: Node, groups: list[list[int]], fetch: Any) -> list[Any]:
+    values: list[Any] = []
+    for spec, ports in zip(op.inputs, groups, strict=True):
+        if spec.dynamic:
+            values.append([fetch(p) for p in ports])
+        elif spec.optional and node._in_edges[ports[0]] is None:
+            values.append(None)
+        else:
+            values.append(fetch(ports[0]))
+    return values
+
+
+def describe_call(op: OpDef, inputs: Sequence[Any]) -> str:
+    """``Add(x1: f32[2,3], x2: f32[4])`` for error messages."""
+    parts = []
+    for spec, value in zip(op.inputs, inputs, strict=False):
+        if value is None:
+            parts.append(f"{spec.name}: None")
+        elif isinstance(value, list):
+            parts.append(f"{spec.name}: [{', '.join(format_desc(d) for d in value)}]")
+        else:
+            parts.append(f"{spec.name}: {format_desc(value)}")
+    return f"{op.type}({', '.join(parts)})"
+
+
+def _check_dtypes(op: OpDef, inputs: Sequence[Any]) -> None:
+    for spec, value in zip(op.inputs, inputs, strict=True):
+        if spec.dtypes is None or value is None:
+            continue
+        for d in value if isinstance(value, list) else [value]:
+            if d._data_type not in spec.dtypes:
+                allowed = ", ".join(sorted(t.name for t in spec.dtypes))
+                raise InferError(
+                    f"input '{spec.name}' has type {d._data_type.name}; {op.type} accepts {allowed}"
+                )
+
+
+def _flatten_outputs(op: OpDef, results: Sequence[Any], counts: list[int]) -> list[TensorDesc]:
+    if len(results) != len(op.outputs):
+        raise InferError(
+            f"the infer rule returned {len(results)} outputs for {len(op.outputs)} IR outputs"
+        )
+    flat: list[TensorDesc] = []
+    for spec, result, count in zip(op.outputs, results, counts, strict=True):
+        items = result if spec.dynamic else [result]
+        if not isinstance(items, list) or len(items) != count:
+            raise InferError(f"output '{spec.name}' needs {count} descs from the infer rule")
+        for d in items:
+            if not isinstance(d, TensorDesc):
+                raise InferError(
+                    f"output '{spec.name}': the infer rule returned "
+                    f"{type(d).__name__}, not a TensorDesc"
+                )
+        flat += items
+    return flat
+
+
+def _subgraphs_of(node: Node) -> list[Graph]:
+    graph = node._graph
+    if graph is None:
+        return []
+    root = graph._root()
+    return [root._subgraphs[name] for name in node._subgraph_names if name in root._subgraphs]
+
+
+def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
+    """Output descs of ``node`` from its producers' current descs (the node is not changed)."""
+    op = op or get_op(node._type)
+    groups = input_groups(op, node)
+    inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
+    try:
+        _check_dtypes(op, inputs)
+        ctx = InferContext(
+            op,
+            inputs,
+            node_attrs(op, node),
+            _grouped(op, node, groups, lambda p: const_value(node, p)),
+            [len(g) for g in output_groups(op, node)],
+            current_outputs=list(node._output_descs),
+            subgraphs=_subgraphs_of(node),
+            infer_subgraph=infer_subgraph,
+        )
+        assert op.infer is not None
+        return _flatten_outputs(op, op.infer(ctx), ctx.output_counts)
+    except InferError as e:
+        where = f" at {node._source}" if node._source else ""
+        raise InferError(f"{describe_call(op, inputs)}{where}: {e}") from None
+
+
+def _feed_subgraph_inputs(graph: Graph, descs: Sequence[TensorDesc], offset: int) -> None:
+    for node in graph._nodes.values():
+        op = get_op(node._type)
+        if op.io != "input":
+            continue
+        slot = _subgraph_slot(node, offset)
+        if not 0 <= slot < len(descs):
+            raise InferError(
+                f"subgraph '{graph._name}' input {node._name} maps to parent "
+                f"input {slot}, but the parent passes {len(descs)}"
+            )
+        node._output_descs[0] = descs[slot]._clone()
+
+
+def _subgraph_slot(node: Node, offset: int) -> int:
+    parent = node._attrs.get("_parent_node_index")
+    if parent is not None:
+        return int(parent.value) - offset
+    index = node._attrs.get("index")
+    return int(index.value) if index is not None else 0
+
+
+def infer_subgraph(graph: Graph, descs: Sequence[TensorDesc], offset: int) -> list[TensorDesc]:
+    """Infer ``graph`` with its inputs described by ``descs``; returns its output descs."""
+    _feed_subgraph_inputs(graph, descs, offset)
+    infer_graph(graph)
+    return graph_output_descs(graph)
+
+
+def graph_outputs(graph: Graph) -> list[tuple[Node, int]]:
+    """Producers of the graph's results: what feeds its NetOutput, else ``set_outputs``."""
+    for node in graph._nodes.values():
+        if get_op(node._type).io == "output":
+            edges = node._in_edges
+            if any(e is None for e in edges):
+                raise GraphError(
+                    f"graph '{graph._name}': NetOutput input "
+                    f"{[e is None for e in edges].index(True)} is not connected"
+                )
+            return [e for e in edges if e is not None]
+    return list(graph._outputs)
+
+
+def graph_output_descs(graph: Graph) -> list[TensorDesc]:
+    return [node._output_descs[port]._clone() for node, port in graph_outputs(graph)]
+
+
+def infer_graph(graph: Graph, input_shapes: Sequence[Sequence[int]] | None = None) -> None:
+    """Infer every node of ``graph`` in topological order and store the descs on the nodes.
+
+    ``input_shapes[i]`` replaces the shape of the Data node whose ``index`` is ``i``.
+    """
+    order, cyclic = topological_order(graph)
+    if cyclic:
+        raise GraphError(
+            f"graph '{graph._name}' has a cycle through {', '.join(n._name for n in cyclic)}"
+        )
+    if input_shapes is not None:
+        _set_input_shapes(graph, input_shapes)
+    for node in order:
+        for port in range(len(node._in_edges)):
+            if node._in_edges[port] is not None:
+                node._input_descs[port] = producer_desc(node, port)._clone()
+        node._output_descs = infer_node(node)
+
+
+def _set_input_shapes(graph: Graph, input_shapes: Sequence[Sequence[int]]) -> None:
+    for node in graph._nodes.values():
+        if get_op(node._type).io != "input":
+            continue
+        index = _subgraph_slot(node, 0)
+        if not 0 <= index < len(input_shapes):
+            raise GraphError(
+                f"input_shapes has {len(input_shapes)} entries but Data node "
+                f"{node._name} has index {index}"
+            )
+        node._output_descs[0].set_shape(list(input_shapes[index]))
+
+
+def numpy_type_of(desc: TensorDesc) -> np.dtype[Any]:
+    return numpy_dtype(desc._data_type)

@@ -1,0 +1,137 @@
+"""``eval_graph``: the reference interpreter, the oracle every kernel and rewrite is tested
+against.
+
+It walks the graph in topological order with an environment of numpy arrays, calling each op's
+numpy ``reference``; control-flow ops run their subgraphs through the same walk. It is short on
+purpose and makes no attempt to be fast.
+
+    >>> import numpy as np
+    >>> from ge.graph import Graph, TensorDesc
+    >>> from ge.ops.construct import add_op_node
+    >>> g = Graph("g")
+    >>> x = add_op_node(g, "Data", [None], {"index": 0}, name="x", declared=[TensorDesc([2])])
+    >>> y = add_op_node(g, "Relu", [(x, 0)])
+    >>> g.set_outputs([(y, 0)])
+    >>> eval_graph(g, [np.array([-1.0, 2.0], np.float32)])
+    [array([0., 2.], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ge.error import GeError, GeTypeError, GeValueError, GraphError
+from ge.graph._dtypes import numpy_dtype
+from ge.graph._verify import topological_order
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor import Tensor
+from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
+from ge.ops.layout import input_groups, output_groups
+from ge.ops.registry import get_op
+from ge.ops.schema import ExecContext
+
+__all__ = ["eval_graph"]
+
+Env = dict[tuple[int, int], np.ndarray]
+
+
+def _as_array(value: Any) -> np.ndarray:
+    if isinstance(value, Tensor):
+        return value.numpy()
+    return np.asarray(value)
+
+
+def _feed(node: Node, feeds: Sequence[np.ndarray], offset: int) -> np.ndarray:
+    slot = _subgraph_slot(node, offset)
+    if not 0 <= slot < len(feeds):
+        raise GeValueError(
+            f"inputs: graph input {node._name} takes inputs[{slot}], but "
+            f"{len(feeds)} inputs were given"
+        )
+    declared = node._output_descs[0]
+    value = feeds[slot]
+    expected = list(declared._shape)
+    if not declared._shape.is_unknown_shape() and expected and list(value.shape) != expected:
+        raise GeValueError(
+            f"inputs[{slot}] (for {node._name}) has shape {list(value.shape)}, expected {expected}"
+        )
+    return value.astype(numpy_dtype(declared._data_type), copy=False)
+
+
+def _gather(
+    node: Node, groups: list[list[int]], env: Env, optional: list[bool], dynamic: list[bool]
+) -> list[Any]:
+    def fetch(port: int) -> np.ndarray | None:
+        edge = node._in_edges[port]
+        return None if edge is None else env[(id(edge[0]), edge[1])]
+
+    values: list[Any] = []
+    for ports, is_opt, is_dyn in zip(groups, optional, dynamic, strict=True):
+        if is_dyn:
+            values.append([fetch(p) for p in ports])
+        else:
+            value = fetch(ports[0])
+            if value is None and not is_opt:
+                raise GraphError(f"node {node._name} input {ports[0]} is not connected")
+            values.append(value)
+    return values
+
+
+def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) -> None:
+    op = get_op(node._type)
+    if op.io == "input":
+        env[(id(node), 0)] = _feed(node, feeds, offset)
+        return
+    if op.io == "output":
+        return
+    if op.reference is None:
+        raise GeError(f"op {op.type} has no reference implementation")
+    groups = input_groups(op, node)
+    ctx = ExecContext(
+        op,
+        _gather(node, groups, env, [s.optional for s in op.inputs], [s.dynamic for s in op.inputs]),
+        node_attrs(op, node),
+        outputs=list(node._output_descs),
+        subgraphs=_subgraphs_of(node),
+        run_subgraph=_run_subgraph,
+    )
+    results = op.reference(ctx)
+    port = 0
+    for spec, result, group in zip(op.outputs, results, output_groups(op, node), strict=True):
+        items: list[Any] = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
+        if len(items) != len(group):
+            raise GeError(
+                f"{op.type} reference returned {len(items)} values for output "
+                f"'{spec.name}' ({len(group)} ports)"
+            )
+        for item in items:
+            env[(id(node), port)] = np.asarray(item)
+            port += 1
+
+
+def _run(graph: Graph, feeds: Sequence[np.ndarray], offset: int) -> list[np.ndarray]:
+    order, cyclic = topological_order(graph)
+    if cyclic:
+        raise GraphError(
+            f"graph '{graph._name}' has a cycle through {', '.join(n._name for n in cyclic)}"
+        )
+    env: Env = {}
+    for node in order:
+        _run_node(node, env, feeds, offset)
+    return [env[(id(node), port)] for node, port in graph_outputs(graph)]
+
+
+def _run_subgraph(graph: Graph, feeds: Sequence[np.ndarray], offset: int) -> list[np.ndarray]:
+    return _run(graph, [np.asarray(f) for f in feeds], offset)
+
+
+def eval_graph(graph: Graph, inputs: Sequence[Any]) -> list[np.ndarray]:
+    """Run ``graph`` on ``inputs`` (``inputs[i]`` feeds the Data node with ``index`` i; numpy
+    arrays, scalars, lists or ``ge.graph.Tensor``) and return its outputs as numpy arrays."""
+    if not isinstance(graph, Graph):
+        raise GeTypeError(f"graph: expected a ge.graph.Graph, got {type(graph).__name__}")
+    return _run(graph, [_as_array(v) for v in inputs], 0)

@@ -1,0 +1,201 @@
+"""What an operator is: its prototype, its rules and its flags, in one immutable record.
+
+An ``OpDef`` holds everything every later stage needs to know about one op type, in GE's IR
+terms (GE's ``REG_OP``): inputs (required / optional / dynamic), outputs (required / dynamic),
+typed attributes with defaults, subgraphs, dtype constraints; the pure ``infer`` rule over
+``TensorDesc``s; the numpy ``reference``; and flags such as ``elementwise``. Built-in ops and
+ops registered at run time are the same kind of object.
+
+    >>> from ge.ops.schema import OpDef, TensorSpec, AttrSpec
+    >>> from ge.graph import AttrValueType
+    >>> op = OpDef("Scale", inputs=(TensorSpec("x"),), outputs=(TensorSpec("y"),),
+    ...            attrs=(AttrSpec("alpha", AttrValueType.VT_FLOAT, 1.0),))
+    >>> [a.name for a in op.attrs], op.attrs[0].required
+    (['alpha'], False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import AttrValueType, DataType
+
+if TYPE_CHECKING:
+    from ge.graph.graph import Graph
+
+__all__ = [
+    "REQUIRED",
+    "AttrSpec",
+    "ExecContext",
+    "InferContext",
+    "OpDef",
+    "PortKind",
+    "SubgraphSpec",
+    "TensorSpec",
+]
+
+
+class PortKind(Enum):
+    """How many tensors an IR input/output takes: exactly one, zero or one (inputs only), or
+    any number (GE's ``INPUT``/``OPTIONAL_INPUT``/``DYNAMIC_INPUT``/``DYNAMIC_OUTPUT``)."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    DYNAMIC = "dynamic"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+"""Default of an attribute that has none (GE's ``REQUIRED_ATTR``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSpec:
+    """One IR input or output; ``dtypes`` is the set of allowed types, ``None`` for any."""
+
+    name: str
+    kind: PortKind = PortKind.REQUIRED
+    dtypes: frozenset[DataType] | None = None
+
+    @property
+    def dynamic(self) -> bool:
+        return self.kind is PortKind.DYNAMIC
+
+    @property
+    def optional(self) -> bool:
+        return self.kind is PortKind.OPTIONAL
+
+
+@dataclass(frozen=True, slots=True)
+class AttrSpec:
+    """One IR attribute: name, GE attribute kind, default (``REQUIRED`` if none)."""
+
+    name: str
+    type: AttrValueType
+    default: Any = REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True, slots=True)
+class SubgraphSpec:
+    """One IR subgraph; a dynamic one (``DYNAMIC_GRAPH``) has instances ``name0, name1, ...``."""
+
+    name: str
+    dynamic: bool = False
+
+
+DescOrList = TensorDesc | list[TensorDesc]
+ArrayOrList = np.ndarray | list[np.ndarray] | None
+
+
+@dataclass(slots=True)
+class InferContext:
+    """What an ``infer`` rule sees: the input descs per IR input (``None`` for an absent
+    optional input, a list for a dynamic one), the attributes with defaults filled in, the
+    values of inputs that are known constants, the instance count of each output entry, the
+    node's current output descs (what Data and Const nodes declare), and for control-flow ops
+    the subgraphs plus ``infer_subgraph(graph, input_descs, parent_offset)``."""
+
+    op: OpDef
+    inputs: list[Any]
+    attrs: dict[str, Any]
+    values: list[Any]
+    output_counts: list[int]
+    current_outputs: list[TensorDesc] = field(default_factory=list)
+    subgraphs: list[Graph] = field(default_factory=list)
+    infer_subgraph: Callable[[Graph, Sequence[TensorDesc], int], list[TensorDesc]] | None = None
+
+    def input(self, name: str) -> Any:
+        """Desc(s) of the IR input called ``name``."""
+        return self.inputs[self.op.input_index(name)]
+
+    def value(self, name: str) -> np.ndarray | None:
+        """Known constant value of input ``name`` (``None`` when it is computed at run time)."""
+        value: np.ndarray | None = self.values[self.op.input_index(name)]
+        return value
+
+
+@dataclass(slots=True)
+class ExecContext:
+    """What a ``reference`` implementation sees: numpy inputs per IR input (``None`` / list as
+    for infer), attributes with defaults, the inferred output descs, and for control-flow ops
+    the subgraphs and a way to run them."""
+
+    op: OpDef
+    inputs: list[Any]
+    attrs: dict[str, Any]
+    outputs: list[Any] = field(default_factory=list)
+    subgraphs: list[Graph] = field(default_factory=list)
+    run_subgraph: Callable[[Graph, Sequence[np.ndarray], int], list[np.ndarray]] | None = None
+
+    def input(self, name: str) -> Any:
+        return self.inputs[self.op.input_index(name)]
+
+
+InferFn = Callable[[InferContext], Sequence[DescOrList]]
+ReferenceFn = Callable[[ExecContext], Sequence[ArrayOrList]]
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """An operator: prototype, rules and flags. Compare op defs by identity or by ``type``.
+
+    ``group`` names the ``ge.es`` plugin module the op's builder function lives in
+    (``"math"``, ``"nn"``, ``"array"``, ``"control"``, ``"custom"``).
+    """
+
+    type: str
+    inputs: tuple[TensorSpec, ...] = ()
+    outputs: tuple[TensorSpec, ...] = ()
+    attrs: tuple[AttrSpec, ...] = ()
+    subgraphs: tuple[SubgraphSpec, ...] = ()
+    infer: InferFn | None = None
+    reference: ReferenceFn | None = None
+    group: str = "math"
+    pure: bool = True
+    elementwise: bool = False
+    commutative: bool = False
+    doc: str = ""
+    source: str = "ge"
+    io: str = ""  # "input" for graph inputs (Data), "output" for NetOutput, "" otherwise
+
+    def input_index(self, name: str) -> int:
+        for i, spec in enumerate(self.inputs):
+            if spec.name == name:
+                return i
+        raise KeyError(f"{self.type} has no input {name!r}")
+
+    def attr_spec(self, name: str) -> AttrSpec | None:
+        return next((a for a in self.attrs if a.name == name), None)
+
+    def signature_key(self) -> tuple[Any, ...]:
+        """Everything that makes two definitions the same prototype (used to spot conflicts)."""
+        return (
+            self.type,
+            self.inputs,
+            self.outputs,
+            tuple((a.name, a.type, _freeze(a.default)) for a in self.attrs),
+            self.subgraphs,
+        )
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value

@@ -236,6 +236,11 @@ def _list_kind(items: list[Any] | tuple[Any, ...]) -> AttrValueType | None:
     return None
 
 
+# A list mixing bools and ints is an int list by GE-PY's rules (bool is an int): store ints.
+_INFER_CONVERT: dict[AttrValueType, Callable[[object], Any]] = {
+    VT.VT_LIST_INT: _list_of(lambda x: _to_int(int(x)))  # type: ignore[call-overload]
+}
+
 _LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
     (VT.VT_LIST_FLOAT, lambda x: isinstance(x, float)),
     (VT.VT_LIST_BOOL, lambda x: isinstance(x, bool)),
@@ -282,4 +287,4 @@ def infer_attr_value(value: object) -> AttrValue:
     kind = _list_kind(value) if isinstance(value, (list, tuple)) else _scalar_kind(value)
     if kind is None:
         raise GeValueError(f"Unsupported attribute type: {type(value)} for value: {value!r}")
-    return AttrValue(kind, _CONVERT[kind](value))
+    return AttrValue(kind, _INFER_CONVERT.get(kind, _CONVERT[kind])(value))

@@ -99,26 +99,45 @@ def _outputs(graph: Graph) -> Iterator[str]:
 def topological_order(graph: Graph) -> tuple[list[Node], list[Node]]:
     """Nodes in an order where producers come first (creation order breaks ties), and the nodes
     that could not be placed because they are on or behind a cycle (empty for a valid graph).
-    Data and control edges both count."""
-    pending = {id(n): 0 for n in graph._nodes.values()}
-    for node in graph._nodes.values():
+    Data and control edges both count, as recorded at the consumer; links to nodes outside the
+    graph are ignored (``verify`` reports them)."""
+    nodes = list(graph._nodes.values())
+    members = {id(n) for n in nodes}
+    successors: dict[int, list[Node]] = {id(n): [] for n in nodes}
+    pending: dict[int, int] = {}
+    for node in nodes:
         preds = {id(e[0]) for e in node._in_edges if e is not None}
         preds |= {id(s) for s in node._in_ctrl}
-        pending[id(node)] = len(preds & pending.keys())
-    ready = deque(n for n in graph._nodes.values() if pending[id(n)] == 0)
+        preds &= members
+        pending[id(node)] = len(preds)
+        for pred in preds:
+            successors[pred].append(node)
+    ready = deque(n for n in nodes if pending[id(n)] == 0)
     order: list[Node] = []
     while ready:
         node = ready.popleft()
         order.append(node)
-        succs = {id(d): d for port in node._out_edges for d, _ in port}
-        succs |= {id(d): d for d in node._out_ctrl}
-        for key, succ in succs.items():
-            if key in pending:
-                pending[key] -= 1
-                if pending[key] == 0:
-                    ready.append(succ)
+        for succ in successors[id(node)]:
+            pending[id(succ)] -= 1
+            if pending[id(succ)] == 0:
+                ready.append(succ)
     placed = {id(n) for n in order}
-    return order, [n for n in graph._nodes.values() if id(n) not in placed]
+    return order, [n for n in nodes if id(n) not in placed]
+
+
+def _subgraph_parents(graph: Graph) -> Iterator[str]:
+    for sub in graph._subgraphs.values():
+        parent = sub._parent_node
+        if parent is None:
+            continue
+        owner = parent._graph
+        if owner is None or owner._nodes.get(parent._name) is not parent:
+            yield (
+                f"subgraph '{sub._name}' names parent node {parent._name}, which is no longer "
+                f"in a graph; remove the subgraph or attach it again"
+            )
+        elif sub._name not in parent._subgraph_names:
+            yield f"subgraph '{sub._name}' names parent node {parent._name}, which does not use it"
 
 
 def _problems(graph: Graph) -> Iterator[str]:
@@ -129,6 +148,8 @@ def _problems(graph: Graph) -> Iterator[str]:
         yield from _control_links(graph, node)
         yield from _subgraph_refs(graph, node)
     yield from _outputs(graph)
+    if graph._parent_graph is None:
+        yield from _subgraph_parents(graph)
     _, cyclic = topological_order(graph)
     if cyclic:
         yield (

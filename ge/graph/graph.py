@@ -91,8 +91,8 @@ class Graph:
     ) -> Node:
         """Create a node with unconnected ports (ours; GE-PY builds nodes through ``ge.es``).
 
-        ``name=None`` picks ``<op_type>_<k>`` with the smallest free ``k``. A taken name raises
-        ``RuntimeError``.
+        ``name=None`` picks ``<op_type>_<k>`` from one counter per graph (GE-PY's builder rule),
+        skipping taken names. A taken explicit name raises ``RuntimeError``.
         """
         if not isinstance(op_type, str) or not op_type:
             raise GeTypeError(f"op_type must be a non-empty str, got {op_type!r}")
@@ -184,6 +184,10 @@ class Graph:
         for dst in list(node._out_ctrl):
             self._unlink_control(node, dst)
         self._outputs = [(n, i) for n, i in self._outputs if n is not node]
+        for name in node._subgraph_names:
+            sub = self.get_subgraph(name) if name else None
+            if sub is not None and sub._parent_node is node:
+                sub._parent_node = None  # stays registered, now unattached
         del self._nodes[node._name]
         node._graph = None
 
@@ -401,14 +405,23 @@ class Graph:
             raise GraphError(
                 f"subgraph '{subgraph._name}' already belongs to node {subgraph._parent_node._name}"
             )
+        slots = node._subgraph_names
+        if subgraph._name in slots and (index == len(slots) or slots[index] != subgraph._name):
+            raise GraphError(
+                f"subgraph '{subgraph._name}' is already subgraph "
+                f"{slots.index(subgraph._name)} of node {node._name}"
+            )
         if self.get_subgraph(subgraph._name) is not subgraph:
             self.add_subgraph(subgraph)
         subgraph._parent_graph = self
         subgraph._parent_node = node
-        if index == len(node._subgraph_names):
-            node._subgraph_names.append(subgraph._name)
+        if index == len(slots):
+            slots.append(subgraph._name)
         else:
-            node._subgraph_names[index] = subgraph._name
+            replaced = self.get_subgraph(slots[index]) if slots[index] else None
+            if replaced is not None and replaced is not subgraph:
+                replaced._parent_node = None  # stays registered, now unattached
+            slots[index] = subgraph._name
 
     @property
     def parent_node(self) -> Node | None:

@@ -152,9 +152,7 @@ _register(
     "Transpose",
     (inp("x", _ANY), inp("perm", rules.INDEX)),
     _transpose_infer,
-    lambda ctx: [
-        np.ascontiguousarray(np.transpose(ctx.inputs[0], _perm(ctx.inputs[1], ctx.inputs[0].ndim)))
-    ],
+    lambda ctx: [np.transpose(ctx.inputs[0], _perm(ctx.inputs[1], ctx.inputs[0].ndim)).copy()],
     doc="y = x with its axes permuted by `perm`.",
 )
 

@@ -1,0 +1,542 @@
+"""``TensorHolder``: one output of a node under construction, with Python and numpy operators.
+
+GE-PY gives ``+ - * /`` (and the reflected forms, ``/`` building ``Div``). Ours on top: unary
+minus, ``@``, ``**``, comparisons, indexing and slicing (``StridedSlice``; one integer-array
+index becomes ``GatherV2``), ``.T``, ``reshape``, ``astype``, ``sum/mean/max/min/prod/argmax``,
+and the numpy protocols, so ``np.exp(t)``, ``np.sum(t, axis=1)``, ``np.where(c, a, b)`` and
+``np.concatenate([...])`` build graph nodes. Decisions: numpy's ``np.divide`` of two integer
+tensors casts to float32 first (numpy's true division), while the ``/`` operator keeps GE-PY's
+``Div``; a TensorHolder has no truth value (``bool(t)`` raises ``TypeError``), as a traced
+value's truth is only known at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+from typing_extensions import Self
+
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph.node import Node
+from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import DataType, Format
+
+if TYPE_CHECKING:
+    from ge.es.graph_builder import GraphBuilder
+
+__all__ = ["TensorHolder"]
+
+
+class TensorHolder:
+    """Output ``port`` of ``node`` in the graph a ``GraphBuilder`` is building."""
+
+    __slots__ = ("__weakref__", "_builder", "_node", "_port")
+    __array_priority__ = 1000  # numpy defers mixed operations to us
+
+    def __init__(self) -> None:
+        raise GeError(
+            "TensorHolder cannot be constructed directly; use GraphBuilder methods "
+            "or ge.es op functions"
+        )
+
+    @classmethod
+    def _make(cls, builder: GraphBuilder, node: Node, port: int) -> TensorHolder:
+        holder = cls.__new__(cls)
+        holder._builder = builder
+        holder._node = node
+        holder._port = port
+        return holder
+
+    _builder: GraphBuilder
+    _node: Node
+    _port: int
+
+    # --- GE-PY surface ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._node.name
+
+    def get_owner_builder(self) -> GraphBuilder:
+        return self._builder
+
+    def _desc(self) -> TensorDesc:
+        return self._node._output_descs[self._port]
+
+    def set_data_type(self, data_type: DataType) -> Self:
+        if not isinstance(data_type, DataType):
+            raise GeTypeError(f"Data type must be a DataType enum, got {data_type!r}")
+        self._builder._check_live("set data type")
+        self._desc().set_data_type(data_type)
+        return self
+
+    def set_format(self, format: Format) -> Self:
+        if not isinstance(format, Format):
+            raise GeTypeError(f"Format must be a Format enum, got {format!r}")
+        self._builder._check_live("set format")
+        self._desc().set_format(format)
+        return self
+
+    def set_shape(self, shape: list[int]) -> Self:
+        if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) for d in shape
+        ):
+            raise GeTypeError("Shape must be a list of int")
+        self._builder._check_live("set shape")
+        self._desc().set_shape(shape)
+        return self
+
+    # --- ours: what the tensor looks like --------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Dims as inferred (``-1`` unknown; ``(-2,)`` unknown rank)."""
+        return tuple(self._desc()._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._desc()._shape)
+
+    @property
+    def data_type(self) -> DataType:
+        return self._desc()._data_type
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return numpy_dtype(self._desc()._data_type)
+
+    @property
+    def desc(self) -> TensorDesc:
+        return self._desc()._clone()
+
+    def __repr__(self) -> str:
+        from ge.graph._printer import format_desc  # noqa: PLC0415
+
+        return f"<TensorHolder {self._node.name}:{self._port} {format_desc(self._desc())}>"
+
+    # --- building --------------------------------------------------------------------------------
+    def _operand(self, value: Any) -> TensorHolder:
+        if isinstance(value, TensorHolder):
+            if value._builder is not self._builder:
+                raise GeValueError(
+                    "Tensors from different builders cannot be combined; build "
+                    "each graph with one GraphBuilder"
+                )
+            return value
+        from ge.es.tensor_like import to_const  # noqa: PLC0415  (tensor_like imports us)
+
+        return to_const(self._builder, value, like=self.data_type)
+
+    def _op(self, op_type: str, *inputs: Any, attrs: dict[str, Any] | None = None) -> TensorHolder:
+        node = self._builder._add(op_type, [self._port_of(x) for x in inputs], attrs)
+        return TensorHolder._make(self._builder, node, 0)
+
+    def _port_of(self, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, list):
+            return [self._port_of(v) for v in value]
+        holder = self._operand(value)
+        return (holder._node, holder._port)
+
+    def _ints(self, values: Sequence[int]) -> TensorHolder:
+        return self._operand(np.asarray(list(values), dtype=np.int64))
+
+    # GE-PY's four, plus the reflected forms (the left operand is converted first).
+    def __add__(self, other: Any) -> TensorHolder:
+        return self._op("Add", self, other)
+
+    def __radd__(self, other: Any) -> TensorHolder:
+        return self._op("Add", self._operand(other), self)
+
+    def __sub__(self, other: Any) -> TensorHolder:
+        return self._op("Sub", self, other)
+
+    def __rsub__(self, other: Any) -> TensorHolder:
+        return self._op("Sub", self._operand(other), self)
+
+    def __mul__(self, other: Any) -> TensorHolder:
+        return self._op("Mul", self, other)
+
+    def __rmul__(self, other: Any) -> TensorHolder:
+        return self._op("Mul", self._operand(other), self)
+
+    def __truediv__(self, other: Any) -> TensorHolder:
+        return self._op("Div", self, other)
+
+    def __rtruediv__(self, other: Any) -> TensorHolder:
+        return self._op("Div", self._operand(other), self)
+
+    def add(self, other: Any) -> TensorHolder:
+        return self.__add__(other)
+
+    def sub(self, other: Any) -> TensorHolder:
+        return self.__sub__(other)
+
+    def mul(self, other: Any) -> TensorHolder:
+        return self.__mul__(other)
+
+    def div(self, other: Any) -> TensorHolder:
+        return self.__truediv__(other)
+
+    # Ours.
+    def __neg__(self) -> TensorHolder:
+        return self._op("Neg", self)
+
+    def __pos__(self) -> TensorHolder:
+        return self
+
+    def __abs__(self) -> TensorHolder:
+        return self._op("Abs", self)
+
+    def __pow__(self, other: Any) -> TensorHolder:
+        return self._op("Pow", self, other)
+
+    def __rpow__(self, other: Any) -> TensorHolder:
+        return self._op("Pow", self._operand(other), self)
+
+    def __matmul__(self, other: Any) -> TensorHolder:
+        return _matmul(self, self._operand(other))
+
+    def __rmatmul__(self, other: Any) -> TensorHolder:
+        return _matmul(self._operand(other), self)
+
+    def __lt__(self, other: Any) -> TensorHolder:
+        return self._op("Less", self, other)
+
+    def __le__(self, other: Any) -> TensorHolder:
+        return self._op("LessEqual", self, other)
+
+    def __gt__(self, other: Any) -> TensorHolder:
+        return self._op("Greater", self, other)
+
+    def __ge__(self, other: Any) -> TensorHolder:
+        return self._op("GreaterEqual", self, other)
+
+    def __eq__(self, other: Any) -> TensorHolder:  # type: ignore[override]
+        return self._op("Equal", self, other)
+
+    def __ne__(self, other: Any) -> TensorHolder:  # type: ignore[override]
+        return self._op("NotEqual", self, other)
+
+    def __and__(self, other: Any) -> TensorHolder:
+        return self._op("LogicalAnd", self, other)
+
+    def __or__(self, other: Any) -> TensorHolder:
+        return self._op("LogicalOr", self, other)
+
+    def __invert__(self) -> TensorHolder:
+        return self._op("LogicalNot", self)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> NoReturn:
+        raise GeTypeError(
+            f"the truth value of {self!r} is only known when the graph runs; use "
+            f"an If/While op (ge.es.If, ge.es.While) instead of Python if/while"
+        )
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NoReturn:
+        raise GeTypeError(
+            f"{self!r} is a symbolic tensor of a graph under construction; it "
+            f"has no values to convert to numpy"
+        )
+
+    def __iter__(self) -> NoReturn:
+        raise GeTypeError(f"cannot iterate over {self!r}; index it or use SplitV")
+
+    def __len__(self) -> int:
+        if not self.shape or self.shape[0] < 0:
+            raise GeTypeError(f"len() of {self!r}: the first dim is not known")
+        return self.shape[0]
+
+    @property
+    def T(self) -> TensorHolder:
+        return self.transpose()
+
+    def transpose(self, *axes: Any) -> TensorHolder:
+        perm = (
+            list(axes[0]) if len(axes) == 1 and isinstance(axes[0], (list, tuple)) else list(axes)
+        )
+        perm = perm or list(reversed(range(self.ndim)))
+        return self._op("Transpose", self, self._ints(perm))
+
+    def reshape(self, *shape: Any) -> TensorHolder:
+        dims = (
+            list(shape[0])
+            if len(shape) == 1 and isinstance(shape[0], (list, tuple))
+            else list(shape)
+        )
+        return self._op("Reshape", self, self._ints(dims))
+
+    def astype(self, dtype: Any) -> TensorHolder:
+        target = dtype if isinstance(dtype, DataType) else data_type_from_numpy(dtype)
+        if target == self.data_type:
+            return self
+        return self._op("Cast", self, attrs={"dst_type": int(target)})
+
+    def _reduce(self, op_type: str, axis: Any, keepdims: bool) -> TensorHolder:
+        axes = (
+            list(range(self.ndim))
+            if axis is None
+            else (list(axis) if isinstance(axis, (list, tuple)) else [axis])
+        )
+        return self._op(
+            op_type,
+            self,
+            self._ints(axes),
+            attrs={"keep_dims": bool(keepdims), "noop_with_empty_axes": False},
+        )
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        return self._reduce("ReduceSum", axis, keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        return self._reduce("ReduceMean", axis, keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        return self._reduce("ReduceMax", axis, keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        return self._reduce("ReduceMin", axis, keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        return self._reduce("ReduceProd", axis, keepdims)
+
+    def argmax(self, axis: int | None = None) -> TensorHolder:
+        source = self if axis is not None else self.reshape(-1)
+        return source._op("ArgMaxV2", source, source._ints([0 if axis is None else axis]))
+
+    def __getitem__(self, key: Any) -> TensorHolder:
+        return _index(self, key if isinstance(key, tuple) else (key,))
+
+    # --- numpy protocols -------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        rule = _UFUNCS.get(ufunc.__name__)
+        if method != "__call__" or rule is None or kwargs:
+            return NotImplemented
+        return rule(self, *inputs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        rule = _FUNCTIONS.get(func.__name__)
+        if rule is None:
+            return NotImplemented
+        return rule(self, *args, **kwargs)
+
+
+# --- helpers the operators and numpy rules share --------------------------------------------------
+def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
+    a2 = a._op("ExpandDims", a, a._ints([0])) if a.ndim == 1 else a
+    b2 = b._op("ExpandDims", b, b._ints([-1])) if b.ndim == 1 else b
+    op = "MatMulV2" if a2.ndim == 2 and b2.ndim == 2 else "BatchMatMulV2"
+    y = a._op(op, a2, b2, None, None)
+    if a.ndim == 1:
+        y = y._op("Squeeze", y, attrs={"axis": [-2]})
+    if b.ndim == 1:
+        y = y._op("Squeeze", y, attrs={"axis": [-1]})
+    return y
+
+
+def _is_array_index(item: Any) -> bool:
+    return isinstance(item, (TensorHolder, np.ndarray, list)) and not isinstance(item, bool)
+
+
+def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
+    arrays = [i for i, item in enumerate(key) if _is_array_index(item)]
+    if arrays:
+        axis = arrays[0]
+        rest_full = all(
+            isinstance(k, slice) and k == slice(None) for i, k in enumerate(key) if i != axis
+        )
+        if len(arrays) > 1 or not rest_full or Ellipsis in key:
+            raise GeTypeError(
+                "indexing with an array supports one array index with ':' on the other axes"
+            )
+        indices = x._operand(
+            np.asarray(key[axis], dtype=np.int64)
+            if not isinstance(key[axis], TensorHolder)
+            else key[axis]
+        )
+        return x._op("GatherV2", x, indices, x._ints([axis]))
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(
+        ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0
+    )
+    for i, item in enumerate(key):
+        bit = 1 << i
+        b, e, s = 0, 0, 1
+        if item is Ellipsis:
+            masks["ellipsis_mask"] |= bit
+        elif item is None:
+            masks["new_axis_mask"] |= bit
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            b, e = int(item), int(item) + 1
+            masks["shrink_axis_mask"] |= bit
+        elif isinstance(item, slice):
+            s = 1 if item.step is None else int(item.step)
+            if item.start is None:
+                masks["begin_mask"] |= bit
+            else:
+                b = int(item.start)
+            if item.stop is None:
+                masks["end_mask"] |= bit
+            else:
+                e = int(item.stop)
+        else:
+            raise GeTypeError(
+                f"unsupported index {item!r}: use ints, slices, None, ... or one integer array"
+            )
+        begin.append(b)
+        end.append(e)
+        strides.append(s)
+    return x._op("StridedSlice", x, x._ints(begin), x._ints(end), x._ints(strides), attrs=masks)
+
+
+def _unary(op_type: str) -> Callable[..., TensorHolder]:
+    return lambda self, x: self._operand(x)._op(op_type, x)
+
+
+def _binary(op_type: str) -> Callable[..., TensorHolder]:
+    def build(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
+        anchor = a if isinstance(a, TensorHolder) else b
+        return anchor._op(op_type, anchor._operand(a), anchor._operand(b))
+
+    return build
+
+
+def _true_divide(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
+    anchor = a if isinstance(a, TensorHolder) else b
+    x, y = anchor._operand(a), anchor._operand(b)
+    if x.dtype.kind in "biu" and y.dtype.kind in "biu":
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    return anchor._op("RealDiv", x, y)
+
+
+_UFUNCS: dict[str, Callable[..., Any]] = {
+    **{
+        name: _binary(op)
+        for name, op in (
+            ("add", "Add"),
+            ("subtract", "Sub"),
+            ("multiply", "Mul"),
+            ("power", "Pow"),
+            ("maximum", "Maximum"),
+            ("minimum", "Minimum"),
+            ("equal", "Equal"),
+            ("not_equal", "NotEqual"),
+            ("less", "Less"),
+            ("less_equal", "LessEqual"),
+            ("greater", "Greater"),
+            ("greater_equal", "GreaterEqual"),
+            ("logical_and", "LogicalAnd"),
+            ("logical_or", "LogicalOr"),
+        )
+    },
+    **{
+        name: _unary(op)
+        for name, op in (
+            ("negative", "Neg"),
+            ("absolute", "Abs"),
+            ("exp", "Exp"),
+            ("log", "Log"),
+            ("sqrt", "Sqrt"),
+            ("sin", "Sin"),
+            ("cos", "Cos"),
+            ("tanh", "Tanh"),
+            ("floor", "Floor"),
+            ("ceil", "Ceil"),
+            ("sign", "Sign"),
+            ("square", "Square"),
+            ("reciprocal", "Reciprocal"),
+            ("logical_not", "LogicalNot"),
+        )
+    },
+    "divide": _true_divide,
+    "true_divide": _true_divide,
+    "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
+}
+
+
+def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:
+    return next((v for v in values if isinstance(v, TensorHolder)), self)
+
+
+def _reduction(method: str) -> Callable[..., TensorHolder]:
+    def rule(
+        self: TensorHolder, a: Any, axis: Any = None, keepdims: bool = False, **_: Any
+    ) -> TensorHolder:
+        return getattr(self._operand(a), method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
+
+    return rule
+
+
+def _where(self: TensorHolder, cond: Any, a: Any, b: Any) -> TensorHolder:
+    anchor = _anchor(self, a, b, cond)
+    return anchor._op("SelectV2", anchor._operand(cond), anchor._operand(a), anchor._operand(b))
+
+
+def _concatenate(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
+    anchor = _anchor(self, *seq)
+    parts = [anchor._operand(x) for x in seq]
+    return anchor._op("ConcatV2", parts, anchor._ints([axis]), attrs={"N": len(parts)})
+
+
+def _stack(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
+    anchor = _anchor(self, *seq)
+    parts = [anchor._operand(x) for x in seq]
+    expanded = [p._op("ExpandDims", p, p._ints([axis])) for p in parts]
+    return anchor._op("ConcatV2", expanded, anchor._ints([axis]), attrs={"N": len(parts)})
+
+
+def _clip(self: TensorHolder, a: Any, a_min: Any, a_max: Any, **_: Any) -> TensorHolder:
+    x = self._operand(a)
+    if a_min is not None:
+        x = x._op("Maximum", x, a_min)
+    if a_max is not None:
+        x = x._op("Minimum", x, a_max)
+    return x
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sum": _reduction("sum"),
+    "mean": _reduction("mean"),
+    "max": _reduction("max"),
+    "amax": _reduction("max"),
+    "min": _reduction("min"),
+    "amin": _reduction("min"),
+    "prod": _reduction("prod"),
+    "argmax": lambda self, a, axis=None: self._operand(a).argmax(axis),
+    "where": _where,
+    "concatenate": _concatenate,
+    "stack": _stack,
+    "reshape": lambda self, a, shape=None, newshape=None, **_: self._operand(a).reshape(
+        shape if shape is not None else newshape
+    ),
+    "transpose": lambda self, a, axes=None: self._operand(a).transpose(*(axes or ())),
+    "expand_dims": lambda self, a, axis: self._operand(a)._op(
+        "ExpandDims", self._operand(a), self._ints([axis])
+    ),
+    "squeeze": lambda self, a, axis=None: self._operand(a)._op(
+        "Squeeze",
+        self._operand(a),
+        attrs={
+            "axis": []
+            if axis is None
+            else (list(axis) if isinstance(axis, (list, tuple)) else [axis])
+        },
+    ),
+    "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
+    "dot": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
+    "broadcast_to": lambda self, a, shape: self._operand(a)._op(
+        "BroadcastTo", self._operand(a), self._ints(list(shape))
+    ),
+    "tile": lambda self, a, reps: self._operand(a)._op(
+        "Tile",
+        self._operand(a),
+        self._ints(list(reps) if isinstance(reps, (list, tuple)) else [reps]),
+    ),
+    "clip": _clip,
+    "zeros_like": lambda self, a, **_: self._operand(a)._op("ZerosLike", self._operand(a)),
+    "ones_like": lambda self, a, **_: self._operand(a)._op("OnesLike", self._operand(a)),
+}

@@ -1,0 +1,93 @@
+"""TensorLike values (Python numbers, nested lists, numpy arrays) turned into Const nodes.
+
+GE-PY's rule (GE_REFERENCE.md §3.4): ``int`` -> int64 scalar, ``float`` -> float32 scalar, a
+nested list -> float32 if any element is a float, else int64. Decision (ours, as JAX's weak
+types): when the constant meets a tensor (``x + 1``, ``Add(x, 0.5)``), a Python number or list
+takes that tensor's dtype if its kind fits (an int fits any numeric tensor; a float fits a
+floating tensor), so ``f16_tensor * 0.5`` stays float16. numpy arrays keep their own dtype.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph.tensor import Tensor
+from ge.graph.types import DataType
+
+if TYPE_CHECKING:
+    from ge.es.graph_builder import GraphBuilder
+    from ge.es.tensor_holder import TensorHolder
+
+__all__ = ["TensorLike", "is_tensor_like", "to_const"]
+
+TensorLike = int | float | list["TensorLike"]
+
+_FLOAT_TYPES = frozenset(
+    {DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_DOUBLE, DataType.DT_BF16}
+)
+
+
+def is_tensor_like(value: object) -> bool:
+    return isinstance(value, (bool, int, float, list, np.ndarray, np.generic))
+
+
+def _default_type(array: np.ndarray) -> DataType:
+    if array.dtype.kind == "b":
+        return DataType.DT_BOOL
+    return DataType.DT_FLOAT if array.dtype.kind == "f" else DataType.DT_INT64
+
+
+def _weak_type(array: np.ndarray, like: DataType | None) -> DataType:
+    if like is None or array.dtype.kind == "b":
+        return _default_type(array)
+    if like in _FLOAT_TYPES:
+        return like
+    if like in _INT_TYPES and array.dtype.kind in "iu":
+        info = np.iinfo(numpy_dtype(like))  # type: ignore[type-var]
+        if array.size == 0 or (info.min <= array.min() and array.max() <= info.max):
+            return like
+    return _default_type(array)
+
+
+_INT_TYPES = frozenset(
+    {
+        DataType.DT_INT8,
+        DataType.DT_INT16,
+        DataType.DT_INT32,
+        DataType.DT_INT64,
+        DataType.DT_UINT8,
+        DataType.DT_UINT16,
+        DataType.DT_UINT32,
+        DataType.DT_UINT64,
+    }
+)
+
+
+def _as_array(value: Any) -> np.ndarray:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except ValueError:
+        raise GeValueError(f"cannot make a constant of a ragged list: {value!r}") from None
+    if array.dtype == object or array.dtype.kind not in "biuf":
+        raise GeTypeError(
+            f"cannot make a constant of {value!r}: expected numbers or nested lists of numbers"
+        )
+    return array
+
+
+def to_const(builder: GraphBuilder, value: Any, like: DataType | None = None) -> TensorHolder:
+    """A Const node holding ``value``; see the module docstring for its dtype."""
+    array = _as_array(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        data_type = data_type_from_numpy(array.dtype)
+    else:
+        data_type = _weak_type(array, like)
+    array = np.array(array, dtype=numpy_dtype(data_type), order="C")
+    tensor = Tensor.from_numpy(array)
+    return builder._holder(builder._add("Const", [], {"value": tensor}))

@@ -1,0 +1,65 @@
+"""``GeUtils``: whole-graph shape inference and the "has a compiled kernel" query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ge.error import GeError, GeTypeError
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor_desc import TensorDesc
+from ge.ops.infer import infer_graph
+from ge.ops.registry import find_op
+
+__all__ = ["GeUtils"]
+
+
+def _snapshot(graph: Graph) -> list[tuple[Node, list[TensorDesc], list[TensorDesc]]]:
+    graphs = [graph, *graph.get_all_subgraphs()]
+    return [
+        (n, [d._clone() for d in n._input_descs], [d._clone() for d in n._output_descs])
+        for g in graphs
+        for n in g._nodes.values()
+    ]
+
+
+class GeUtils:
+    """GE-PY's ``ge.utils.GeUtils`` (static methods)."""
+
+    @staticmethod
+    def infer_shape(graph: Graph, input_shapes: list[list[int]]) -> None:
+        """Infer every node's output shape and dtype (subgraphs included) from the given input
+        shapes (``input_shapes[i]`` for the Data node with ``index`` i). Only the descs change;
+        no other optimisation runs. On failure (``RuntimeError``) the graph is left as it was.
+        """
+        if not isinstance(graph, Graph):
+            raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
+        if not isinstance(input_shapes, list) or not all(
+            isinstance(s, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in s)
+            for s in input_shapes
+        ):
+            raise GeTypeError("input_shapes must be a list of lists of int")
+        saved = _snapshot(graph)
+        try:
+            infer_graph(graph, input_shapes)
+        except GeError:
+            for node, inputs, outputs in saved:
+                node._input_descs, node._output_descs = inputs, outputs
+            raise
+
+    @staticmethod
+    def check_node_support_on_aicore(node: Node) -> tuple[bool, str]:
+        """Whether ``node`` has a compiled kernel path, and why not.
+
+        ge's compiler has not landed yet, so every op runs on the reference interpreter only and
+        the answer is ``False`` with the reason.
+        """
+        if not isinstance(node, Node):
+            raise GeTypeError(f"node must be a Node, got {type(node).__name__}")
+        op: Any = find_op(node.type)
+        if op is None:
+            return False, f"op type {node.type!r} is not registered"
+        return False, (
+            f"{node.type} has no compiled kernel yet; it runs on the numpy "
+            f"reference interpreter (ge.ops.eval_graph)"
+        )

@@ -1,7 +1,7 @@
-"""Quickstart: build a small GE graph by hand, inspect it, and round-trip it through AIR.
+"""Quickstart: build a graph with ge.es, look at it, run it on the reference interpreter, and
+round-trip it through an AIR file.
 
 Run: python examples/quickstart.py
-(The demo grows as `ge` grows: ES building, compiling and running come in later releases.)
 """
 
 from __future__ import annotations
@@ -11,66 +11,46 @@ import tempfile
 
 import numpy as np
 
-from ge.graph import DataType, Format, Graph, Placement, Tensor, TensorDesc
-
-
-def build_graph() -> Graph:
-    """y = relu(x @ w + b), written node by node."""
-    graph = Graph("quickstart")
-    x = graph.add_node("Data", "x", num_outputs=1, output_names=["y"])
-    x.set_attr("index", 0)
-    x.update_output_desc(0, TensorDesc([4, 3], data_type=DataType.DT_FLOAT))
-
-    rng = np.random.default_rng(0)
-    weights = {
-        "w": Tensor.from_numpy(rng.standard_normal((3, 2)).astype(np.float32)),
-        "b": Tensor([0.5, -0.5], None, DataType.DT_FLOAT, Format.FORMAT_ND, [2]),
-    }
-    consts = {}
-    for name, value in weights.items():
-        const = graph.add_node("Const", name, num_outputs=1, output_names=["y"])
-        const.set_attr("value", value)
-        const.update_output_desc(0, value.get_tensor_desc())
-        consts[name] = const
-
-    matmul = graph.add_node("MatMulV2", num_inputs=2, num_outputs=1,
-                            input_names=["x1", "x2"], output_names=["y"])
-    matmul.set_attr("transpose_x1", False)
-    matmul.set_attr("transpose_x2", False)
-    add = graph.add_node("Add", num_inputs=2, num_outputs=1, input_names=["x1", "x2"],
-                         output_names=["y"])
-    relu = graph.add_node("Relu", num_inputs=1, num_outputs=1, input_names=["x"],
-                          output_names=["y"])
-    graph.add_data_edge(x, 0, matmul, 0)
-    graph.add_data_edge(consts["w"], 0, matmul, 1)
-    graph.add_data_edge(matmul, 0, add, 0)
-    graph.add_data_edge(consts["b"], 0, add, 1)
-    graph.add_data_edge(add, 0, relu, 0)
-    for node in (matmul, add, relu):
-        node.update_output_desc(0, TensorDesc([4, 2]))
-    graph.set_outputs([(relu, 0)])
-    graph.verify()
-    return graph
+import ge.es
+from ge.es import GraphBuilder
+from ge.graph import Graph
+from ge.ops import eval_graph
+from ge.utils import GeUtils
 
 
 def main() -> None:
-    graph = build_graph()
+    # 1. Build: numpy-style code on TensorHolders records GE ops (shapes inferred as you go).
+    builder = GraphBuilder("quickstart")
+    x = builder.create_input(0, name="x", shape=[2, 4])
+    y = builder.create_input(1, name="y", shape=[4])
+    scores = np.exp(x) * y + x * 0.5 - y * y
+    probabilities = ge.es.SoftmaxV2(scores)
+    total = probabilities.sum(axis=0)
+    graph = builder.build_and_reset([probabilities, total])
     print(graph)
 
+    # 2. Run on the numpy reference interpreter and compare with plain numpy.
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((2, 4)).astype(np.float32)
+    yv = rng.standard_normal(4).astype(np.float32)
+    probs, sums = eval_graph(graph, [xv, yv])
+    s = np.exp(xv) * yv + xv * 0.5 - yv * yv
+    expected = np.exp(s - s.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(probs, expected, rtol=1e-5)
+    print("\nsoftmax rows:\n", np.round(probs, 4))
+    print("column sums:", np.round(sums, 4))
+
+    # 3. Save as AIR (GE's binary ModelDef), reload, re-infer for a new batch size.
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "quickstart.air")
         graph.save_to_air(path)
-        loaded = Graph("placeholder")
+        loaded = Graph()
         loaded.load_from_air(path)
-        print(f"\nsaved {os.path.getsize(path)} bytes of AIR; reloaded graph "
-              f"'{loaded.name}' with {len(loaded.get_all_nodes())} nodes")
-        assert str(loaded) == str(graph), "AIR round trip changed the graph"
-
-    bias = loaded.find_node_by_name("b").get_attr("value")
-    on_device = Tensor([1.0, 2.0, 3.0], None, DataType.DT_FLOAT, Format.FORMAT_ND, [3],
-                       Placement.PLACEMENT_DEVICE)
-    print(f"bias weights: {bias.get_data()}; device tensor at {on_device.addr:#x} holds "
-          f"{on_device.get_data()}")
+    GeUtils.infer_shape(loaded, [[8, 4], [4]])
+    softmax = loaded.find_node_by_name(probabilities.name)
+    print(f"\nreloaded '{loaded.name}' from {os.path.basename(path)}; with a batch of 8 the "
+          f"softmax output is {softmax.get_output_desc(0).shape}")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,12 @@ from ge.graph import DataType, Format, Graph, Placement, Tensor, TensorDesc
 def build_graph() -> Graph:
     """y = relu(x @ w + b), written node by node."""
     graph = Graph("graph_ir")
-    x = graph.add_node("Data", "x", num_outputs=1, output_names=["y"])
+    # Ports follow GE's prototypes (see ge.ops.get_op("MatMulV2")): Data has input x and
+    # output y; MatMulV2 has inputs x1, x2 and optional bias, offset_w left unconnected.
+    x = graph.add_node("Data", "x", num_inputs=1, num_outputs=1, input_names=["x"],
+                       output_names=["y"])
     x.set_attr("index", 0)
+    x.update_input_desc(0, TensorDesc([4, 3], data_type=DataType.DT_FLOAT))
     x.update_output_desc(0, TensorDesc([4, 3], data_type=DataType.DT_FLOAT))
 
     rng = np.random.default_rng(0)
@@ -34,8 +38,8 @@ def build_graph() -> Graph:
         const.update_output_desc(0, value.get_tensor_desc())
         consts[name] = const
 
-    matmul = graph.add_node("MatMulV2", num_inputs=2, num_outputs=1,
-                            input_names=["x1", "x2"], output_names=["y"])
+    matmul = graph.add_node("MatMulV2", num_inputs=4, num_outputs=1,
+                            input_names=["x1", "x2", "bias", "offset_w"], output_names=["y"])
     matmul.set_attr("transpose_x1", False)
     matmul.set_attr("transpose_x2", False)
     add = graph.add_node("Add", num_inputs=2, num_outputs=1, input_names=["x1", "x2"],

@@ -9,9 +9,19 @@ reach for most.
     ('g', 'DT_FLOAT')
 """
 
+from ge import ops  # the op registry is always present (Graph.verify checks ops against it)
 from ge.error import GeError
 from ge.graph import DataType, Format, Graph, Placement, Tensor
 
 __version__ = "0.1.0"
 
-__all__ = ["DataType", "Format", "GeError", "Graph", "Placement", "Tensor", "__version__"]
+__all__ = [
+    "DataType",
+    "Format",
+    "GeError",
+    "Graph",
+    "Placement",
+    "Tensor",
+    "__version__",
+    "ops",
+]

@@ -205,7 +205,9 @@ def _input_ports(
                 raise GeValueError(f"{op.type}: input '{name}' comes from another GraphBuilder")
             return (value._node, value._port)
         if accepts_like and is_tensor_like(value):
-            holder = to_const(builder, value, like)
+            spec = op.inputs[next(e.index for e in plan if e.name == name)]
+            fits = like is not None and (spec.dtypes is None or like in spec.dtypes)
+            holder = to_const(builder, value, like if fits else None)
             return (holder._node, holder._port)
         expected = "a TensorHolder or a TensorLike" if accepts_like else "a TensorHolder"
         raise GeTypeError(
@@ -243,6 +245,10 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
         bound.apply_defaults()
         values = bound.arguments
         builder = _resolve_builder(op, values, plan)
+        with builder._transaction():
+            return _build_node(builder, values)
+
+    def _build_node(builder: Any, values: dict[str, Any]) -> Any:
         ports = _input_ports(op, plan, values, builder, accepts_like)
         counts = [1] * len(op.outputs)
         subgraphs: list[Any] = [None] * len(op.subgraphs)
@@ -262,7 +268,7 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
 
     build.__signature__ = signature  # type: ignore[attr-defined]
     build.__name__ = build.__qualname__ = op.type
-    build.__module__ = f"ge.es.{op.group}"
+    build.__module__ = "ge.es.custom" if op.source != "ge" else f"ge.es.{op.group}"
     build.__doc__ = f"{op.doc}\n\nGenerated from the {op.type} prototype.\n{op.type}{signature}"
     return build
 

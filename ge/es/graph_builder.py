@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import Enum
 from types import FrameType
 from typing import Any, NoReturn
@@ -89,6 +90,7 @@ class GraphBuilder:
         self._counter = 0
         self._built = False
         self._outputs: dict[int, TensorHolder] = {}
+        self._txn_depth = 0
 
     @property
     def name(self) -> str:
@@ -100,6 +102,35 @@ class GraphBuilder:
                 f"Cannot {what}: GraphBuilder has already been built. Create a new "
                 f"GraphBuilder to build another graph."
             )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Make a multi-node call all-or-nothing: on a ``GeError`` the nodes and subgraphs it
+        added are removed and the name counter is restored. Nested calls join the outer one."""
+        if self._txn_depth:
+            self._txn_depth += 1
+            try:
+                yield
+            finally:
+                self._txn_depth -= 1
+            return
+        nodes, subgraphs, counter = (
+            set(self._graph._nodes),
+            set(self._graph._subgraphs),
+            self._counter,
+        )
+        self._txn_depth = 1
+        try:
+            yield
+        except GeError:
+            for name in reversed([n for n in self._graph._nodes if n not in nodes]):
+                self._graph.remove_node(self._graph._nodes[name])
+            for name in [s for s in self._graph._subgraphs if s not in subgraphs]:
+                self._graph.remove_subgraph(name)
+            self._counter = counter
+            raise
+        finally:
+            self._txn_depth = 0
 
     # --- the one way nodes are made ---------------------------------------------------------
     def _add(
@@ -178,11 +209,13 @@ class GraphBuilder:
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         """``num`` inputs with indexes ``start_index ...`` (GE-PY raises ``TypeError`` for a
         non-positive ``num`` or a negative ``start_index``)."""
+        self._check_live("create inputs")
         if not _is_int(num) or num <= 0:
             raise GeTypeError("Number of inputs must be a positive integer")
         if not _is_int(start_index) or start_index < 0:
             raise GeTypeError("Start index must be a non-negative integer")
-        return [self.create_input(i) for i in range(start_index, start_index + num)]
+        with self._transaction():
+            return [self.create_input(i) for i in range(start_index, start_index + num)]
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
         """A ``Variable`` node (fed from the inputs by ``index`` in ge)."""

@@ -12,6 +12,7 @@ value's truth is only known at run time.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -135,8 +136,8 @@ class TensorHolder:
     def _port_of(self, value: Any) -> Any:
         if value is None:
             return None
-        if isinstance(value, list):
-            return [self._port_of(v) for v in value]
+        if isinstance(value, list) and value and all(isinstance(v, TensorHolder) for v in value):
+            return [self._port_of(v) for v in value]  # a dynamic input
         holder = self._operand(value)
         return (holder._node, holder._port)
 
@@ -325,6 +326,53 @@ class TensorHolder:
         return rule(self, *args, **kwargs)
 
 
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a building method as one builder transaction (all its nodes, or none)."""
+
+    @functools.wraps(method)
+    def run(self: TensorHolder, *args: Any, **kwargs: Any) -> Any:
+        with self._builder._transaction():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
+for _name in (
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__neg__",
+    "__abs__",
+    "__pow__",
+    "__rpow__",
+    "__matmul__",
+    "__rmatmul__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__eq__",
+    "__ne__",
+    "__and__",
+    "__or__",
+    "__invert__",
+    "transpose",
+    "reshape",
+    "astype",
+    "_reduce",
+    "argmax",
+    "__getitem__",
+    "__array_ufunc__",
+    "__array_function__",
+):
+    setattr(TensorHolder, _name, _atomic(getattr(TensorHolder, _name)))
+
+
 # --- helpers the operators and numpy rules share --------------------------------------------------
 def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
     a2 = a._op("ExpandDims", a, a._ints([0])) if a.ndim == 1 else a
@@ -349,7 +397,7 @@ def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
         rest_full = all(
             isinstance(k, slice) and k == slice(None) for i, k in enumerate(key) if i != axis
         )
-        if len(arrays) > 1 or not rest_full or Ellipsis in key:
+        if len(arrays) > 1 or not rest_full or any(k is Ellipsis for k in key):
             raise GeTypeError(
                 "indexing with an array supports one array index with ':' on the other axes"
             )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ge.error import GraphError
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ge.graph.graph import Graph
     from ge.graph.node import Node
 
-__all__ = ["topological_order", "verify_graph"]
+__all__ = ["register_node_check", "topological_order", "verify_graph"]
 
 
 def _ownership(graph: Graph) -> Iterator[str]:
@@ -158,11 +158,30 @@ def _problems(graph: Graph) -> Iterator[str]:
         )
 
 
-def verify_graph(graph: Graph) -> None:
+NodeCheck = Callable[["Node"], Iterator[str]]
+_NODE_CHECKS: list[NodeCheck] = []
+
+
+def register_node_check(check: NodeCheck) -> None:
+    """Add a per-node check to ``Graph.verify`` (``ge.ops`` adds its op checks this way, so the
+    IR layer needs no knowledge of ops)."""
+    if check not in _NODE_CHECKS:
+        _NODE_CHECKS.append(check)
+
+
+def _node_checks(graph: Graph) -> Iterator[str]:
+    for node in graph._nodes.values():
+        for check in _NODE_CHECKS:
+            yield from check(node)
+
+
+def verify_graph(graph: Graph, *, ops: bool = True) -> None:
     graphs = [graph]
     if graph._parent_graph is None:
         graphs += graph._subgraphs.values()
     problems = [f"[{g._name}] {p}" for g in graphs for p in _problems(g)]
+    if ops and not problems:  # op-level checks assume the structure is sound
+        problems = [f"[{g._name}] {p}" for g in graphs for p in _node_checks(g)]
     if problems:
         raise GraphError(
             f"Graph '{graph._name}' failed verification:\n  - " + "\n  - ".join(problems)

@@ -429,14 +429,19 @@ class Graph:
         return self._parent_node
 
     # --- checks, text and files ------------------------------------------------------------------
-    def verify(self) -> None:
-        """Check ownership, names, links, port ranges, subgraph references and acyclicity.
+    def verify(self, *, ops: bool = True) -> None:
+        """Check the graph and say what to fix.
 
-        Raises ``ge.error.GraphError`` (a ``RuntimeError``) listing every problem found.
+        Structure: ownership, unique names, both ends of every link, port ranges, graph outputs,
+        subgraph references and parents, acyclicity. With ``ops`` (the default), every node of a
+        registered op type must also fit its op: port counts per IR input/output, required
+        inputs connected, required attributes present with the declared kind, and output descs
+        equal to what the op's infer rule gives. Raises ``ge.error.GraphError`` (a
+        ``RuntimeError``) listing every problem found.
         """
         from ge.graph._verify import verify_graph  # noqa: PLC0415  (printer/verifier sit above)
 
-        verify_graph(self)
+        verify_graph(self, ops=ops)
 
     def __str__(self) -> str:
         from ge.graph._printer import format_graph  # noqa: PLC0415

@@ -278,36 +278,46 @@ register_op_def(
 )
 
 
-def _select_infer(ctx: InferContext) -> list[Any]:
-    cond, a, b = ctx.inputs
-    rules.check_dtype(cond, rules.BOOL, "condition")
-    shape = rules.broadcast_shapes(a._shape, b._shape)
-    c = list(cond._shape)
-    if not (len(c) == 1 and len(shape) > 1 and c[0] in (shape[0], -1, 1)):
-        shape = rules.broadcast_shapes(c, shape)
-    return [rules.desc(shape, rules.promote_types(a._data_type, b._data_type), a._format)]
+def _picks_rows(cond: list[int], values: list[int]) -> bool:
+    """TF's Select: a vector condition as long as dim 0 of rank>1 values picks whole rows."""
+    return len(cond) == 1 and len(values) > 1 and cond[0] == values[0] and cond[0] != 1
 
 
-def _select_reference(ctx: ExecContext) -> list[np.ndarray]:
-    cond, a, b = ctx.inputs
-    y_shape = tuple(ctx.outputs[0]._shape)
-    if cond.ndim == 1 and len(y_shape) > 1:  # TF Select: a vector condition picks rows
-        cond = cond.reshape(cond.shape + (1,) * (len(y_shape) - 1))
-    dtype = out_dtype(ctx)
-    return [np.where(cond, a.astype(dtype), b.astype(dtype))]
+def _select_infer(rows: bool) -> Any:
+    def infer(ctx: InferContext) -> list[Any]:
+        cond, a, b = ctx.inputs
+        rules.check_dtype(cond, rules.BOOL, "condition")
+        shape = rules.broadcast_shapes(a._shape, b._shape)
+        if not (rows and _picks_rows(list(cond._shape), shape)):
+            shape = rules.broadcast_shapes(cond._shape, shape)
+        return [rules.desc(shape, rules.promote_types(a._data_type, b._data_type), a._format)]
+
+    return infer
 
 
-for _name, _ins, _out in (
-    ("Select", ("condition", "x1", "x2"), "y"),
-    ("SelectV2", ("condition", "then", "else"), "result"),
+def _select_reference(rows: bool) -> Any:
+    def reference(ctx: ExecContext) -> list[np.ndarray]:
+        cond, a, b = ctx.inputs
+        values_shape = list(np.broadcast_shapes(a.shape, b.shape))
+        if rows and _picks_rows(list(cond.shape), values_shape):
+            cond = cond.reshape(cond.shape + (1,) * (len(values_shape) - 1))
+        dtype = out_dtype(ctx)
+        return [np.where(cond, a.astype(dtype), b.astype(dtype))]
+
+    return reference
+
+
+for _name, _ins, _out, _rows in (
+    ("Select", ("condition", "x1", "x2"), "y", True),
+    ("SelectV2", ("condition", "then", "else"), "result", False),
 ):
     register_op_def(
         OpDef(
             _name,
             inputs=(inp(_ins[0], rules.BOOL), inp(_ins[1], rules.ALL), inp(_ins[2], rules.ALL)),
             outputs=(out(_out, rules.ALL),),
-            infer=_select_infer,
-            reference=_select_reference,
+            infer=_select_infer(_rows),
+            reference=_select_reference(_rows),
             elementwise=True,
             doc=f"{_out} = condition ? {_ins[1]} : {_ins[2]}, with broadcasting.",
         )

@@ -1,4 +1,4 @@
-"""``Graph.verify()``: a valid graph passes; each kind of broken structure is reported, with the
+"""``Graph.verify(ops=False)``: a valid graph passes; each kind of broken structure is reported, with the
 nodes involved named, and several problems are reported together.
 
 Broken links cannot be made through ``Graph`` methods, so these tests poke private fields on
@@ -25,10 +25,10 @@ def chain() -> tuple[Graph, Node, Node, Node]:
 
 
 def problems(graph: Graph) -> list[str]:
-    """The problem lines of ``graph.verify()``'s error (fails the test if verify passes)."""
+    """The problem lines of ``graph.verify(ops=False)``'s error (fails the test if verify passes)."""
     before = str(graph)
     with pytest.raises(RuntimeError) as info:
-        graph.verify()
+        graph.verify(ops=False)
     assert str(graph) == before, "verify must not edit the graph"
     lines = [ln.strip() for ln in str(info.value).splitlines()]
     found = [ln.removeprefix("- ") for ln in lines if ln.startswith("- ")]
@@ -50,7 +50,7 @@ def names_in(text: str) -> set[str]:
 
 
 def test_empty_graph_passes() -> None:
-    Graph("empty").verify()
+    Graph("empty").verify(ops=False)
 
 
 def test_valid_graph_passes() -> None:
@@ -62,7 +62,7 @@ def test_valid_graph_passes() -> None:
     g.add_control_edge(b, d)
     g.set_outputs([(d, 1), (c, 0)])
     g.set_attr("k", 1)
-    assert g.verify() is None
+    assert g.verify(ops=False) is None
 
 
 def test_valid_graph_with_nested_subgraphs_passes() -> None:
@@ -80,8 +80,8 @@ def test_valid_graph_with_nested_subgraphs_passes() -> None:
     root.set_node_subgraph(if_node, 0, then_g)
     root.set_node_subgraph(if_node, 1, else_g)
     then_g.set_node_subgraph(w, 0, body_g)
-    root.verify()
-    then_g.verify()
+    root.verify(ops=False)
+    then_g.verify(ops=False)
 
 
 def test_graph_stays_valid_after_edits() -> None:
@@ -90,18 +90,18 @@ def test_graph_stays_valid_after_edits() -> None:
     g.set_outputs([(b, 0), (c, 0)])
     g.remove_edge(a, -1, c, -1)
     g.remove_edge(b, 0, c, 0)
-    g.verify()
+    g.verify(ops=False)
     g.remove_node(b)
-    g.verify()
+    g.verify(ops=False)
     g.remove_node(a)
-    g.verify()
+    g.verify(ops=False)
 
 
 def test_verify_error_is_runtime_error_naming_the_graph() -> None:
     g, _, b, _ = chain()
     b._in_edges[0] = None  # producer a still lists b:0
     with pytest.raises(RuntimeError, match="'g'"):
-        g.verify()
+        g.verify(ops=False)
 
 
 # --- broken data links ---------------------------------------------------------------------------
@@ -280,7 +280,7 @@ def _if_graph() -> tuple[Graph, Node, Graph, Graph]:
 
 def test_removed_subgraph_leaves_a_reported_hole() -> None:
     root, if_node, _, _ = _if_graph()
-    root.verify()
+    root.verify(ops=False)
     root.remove_subgraph("then_g")
     assert if_node.get_subgraph_names()[0] == ""
     msg = only(root)

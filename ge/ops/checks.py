@@ -1,0 +1,66 @@
+"""Op-level checks that ``Graph.verify()`` runs on every node of a registered op type.
+
+A node must fit its op's IR (port count per input/output, required inputs connected, required
+attributes present with the right kind) and its recorded output descs must equal what the
+op's infer rule gives now. Nodes of unregistered op types (from a file written by GE, say) are
+not checked: there is nothing to check them against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ge.error import GeError
+from ge.graph._printer import format_desc
+from ge.graph._verify import register_node_check
+from ge.graph.node import Node
+from ge.ops.infer import infer_node
+from ge.ops.layout import input_groups, output_groups
+from ge.ops.registry import find_op
+
+__all__ = ["check_node"]
+
+
+def check_node(node: Node) -> Iterator[str]:
+    """Problems of ``node`` against its op definition, each saying what to fix."""
+    op = find_op(node._type)
+    if op is None:
+        return
+    try:
+        groups = input_groups(op, node)
+        output_groups(op, node)
+    except GeError as e:
+        yield f"{e}; rebuild the node with ge.ops.add_op_node"
+        return
+    for spec, ports in zip(op.inputs, groups, strict=True):
+        required = not spec.optional and not spec.dynamic and op.io != "input"
+        if required and node._in_edges[ports[0]] is None:
+            yield f"node {node._name} ({op.type}): required input '{spec.name}' is not connected"
+    for attr in op.attrs:
+        stored = node._attrs.get(attr.name)
+        if stored is None:
+            if attr.required:
+                yield f"node {node._name} ({op.type}): required attribute '{attr.name}' is missing"
+        elif stored.type != attr.type:
+            yield (
+                f"node {node._name} ({op.type}): attribute '{attr.name}' is "
+                f"{stored.type.name}, the op declares {attr.type.name}"
+            )
+    yield from _descs_match(node)
+
+
+def _descs_match(node: Node) -> Iterator[str]:
+    try:
+        inferred = infer_node(node)
+    except GeError as e:
+        yield f"node {node._name}: {e}"
+        return
+    for port, (have, want) in enumerate(zip(node._output_descs, inferred, strict=True)):
+        if list(have._shape) != list(want._shape) or have._data_type != want._data_type:
+            yield (
+                f"node {node._name} output {port} is recorded as {format_desc(have)} but "
+                f"infers to {format_desc(want)}; run ge.ops.infer_graph after editing"
+            )
+
+
+register_node_check(check_node)

@@ -1,4 +1,4 @@
-"""``Graph.verify(ops=False)``: a valid graph passes; each kind of broken structure is reported, with the
+"""``Graph.verify(ops=False)``: valid graph passes; each broken structure is reported, with the
 nodes involved named, and several problems are reported together.
 
 Broken links cannot be made through ``Graph`` methods, so these tests poke private fields on
@@ -25,7 +25,7 @@ def chain() -> tuple[Graph, Node, Node, Node]:
 
 
 def problems(graph: Graph) -> list[str]:
-    """The problem lines of ``graph.verify(ops=False)``'s error (fails the test if verify passes)."""
+    """Problem lines of ``graph.verify(ops=False)``'s error (fails the test if verify passes)."""
     before = str(graph)
     with pytest.raises(RuntimeError) as info:
         graph.verify(ops=False)

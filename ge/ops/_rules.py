@@ -117,13 +117,15 @@ def promote_types(*types: DataType) -> DataType:
     try:
         return data_type_from_numpy(np.result_type(*(numpy_dtype(t) for t in best)))
     except (GeTypeError, TypeError):
+        if top == 2:  # float16 with bfloat16: numpy knows no common type; float32 holds both
+            return DataType.DT_FLOAT
         names = ", ".join(t.name for t in distinct)
         raise InferError(f"no common type for {names}") from None
 
 
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     """Map a possibly negative axis into ``[0, rank)``."""
-    if not -rank <= axis < max(rank, 1) or (rank == 0 and axis not in (0, -1)):
+    if not -max(rank, 1) <= axis < max(rank, 1):
         raise InferError(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
 

@@ -3,8 +3,10 @@
 Each op is one row of a table: GE name, numpy reference, allowed dtypes, flags. Decisions where
 GE is silent: binary ops accept mixed input types and compute in the promoted type
 (``ge.ops._rules.promote_types``); integer ``Div``/``RealDiv`` truncate toward zero like C, and
-an integer division by zero gives 0; half-precision inputs are computed in float32 and rounded
-back, as GE's kernels do; ``Gelu`` is the tanh approximation GE's kernel uses.
+an integer division by zero gives 0; integer ``Pow`` computes in float64 and truncates (a
+negative exponent gives 0 unless the base is 1 or -1); half-precision inputs are computed in
+float32 and rounded back, as GE's kernels do; ``Gelu`` is the tanh approximation GE's kernel
+uses.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ge.error import InferError
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.types import AttrValueType, DataType
 from ge.ops import _rules as rules
 from ge.ops._define import (
@@ -187,9 +190,9 @@ _BINARY = (
 def _binary_reference(row: _Binary) -> Callable[[ExecContext], list[np.ndarray]]:
     def reference(ctx: ExecContext) -> list[np.ndarray]:
         a, b = ctx.inputs
-        common = np.result_type(a, b) if row.out_type else out_dtype(ctx)
-        if row.out_type is None:
-            a, b = a.astype(common, copy=False), b.astype(common, copy=False)
+        promoted = rules.promote_types(data_type_from_numpy(a.dtype), data_type_from_numpy(b.dtype))
+        common = numpy_dtype(promoted) if row.out_type else out_dtype(ctx)
+        a, b = a.astype(common, copy=False), b.astype(common, copy=False)
         y = compute_float(row.fn, a, b) if a.dtype.kind == "f" else np.asarray(_quiet(row.fn, a, b))
         return [y.astype(out_dtype(ctx), copy=False)]
 

@@ -184,8 +184,9 @@ def _bias_add_reference(ctx: ExecContext) -> list[Any]:
     axis = _channel_axis(ctx.attrs["data_format"], x.ndim)
     shape = [1] * x.ndim
     shape[axis] = bias.shape[0]
-    y = compute_float(np.add, x, bias.reshape(shape).astype(x.dtype))
-    return [y.astype(out_dtype(ctx), copy=False)]
+    dtype = out_dtype(ctx)
+    y = compute_float(np.add, x.astype(dtype), bias.reshape(shape).astype(dtype))
+    return [y.astype(dtype, copy=False)]
 
 
 register_op_def(

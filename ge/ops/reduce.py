@@ -54,7 +54,7 @@ def _reduce_infer(needs_identity: bool) -> Callable[[InferContext], list[Any]]:
             if ctx.attrs.get("noop_with_empty_axes", True):
                 return [rules.desc(shape, x._data_type, x._format)]
             axes = list(range(len(shape)))
-        if needs_identity and any(shape[a] == 0 for a in axes):
+        if needs_identity and shape and any(shape[a] == 0 for a in axes):
             raise InferError(f"cannot reduce over axes {axes} of shape {shape}: an axis is empty")
         return [rules.desc(_reduced_shape(shape, axes, keep), x._data_type, x._format)]
 
@@ -116,6 +116,8 @@ def _argmax_infer(ctx: InferContext) -> list[Any]:
             rules.UNKNOWN_RANK if rules.is_unknown_rank(shape) else [-1] * max(len(shape) - 1, 0)
         )
         return [rules.desc(out_shape, dtype, x._format)]
+    if not shape:
+        raise InferError("x must have at least one dim")
     axis = rules.normalize_axis(
         int(np.asarray(ctx.values[1]).reshape(-1)[0]), len(shape), "dimension"
     )

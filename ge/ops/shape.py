@@ -26,7 +26,9 @@ __all__: list[str] = []
 
 VT = AttrValueType
 _ANY = rules.ALL
-_PROBES = (1_000_003, 1_000_033)  # stand-ins for unknown dims when deriving a shape
+# Stand-ins for unknown dims when deriving a shape: small sizes catch clamping slices, large
+# ones catch dims that scale with the input.
+_PROBES = (0, 1, 2, 3, 1_000_003, 1_000_033)
 
 
 def _ints(value: Any) -> list[int]:
@@ -58,12 +60,18 @@ def _register(
 
 def _probe_shape(shape: list[int], index_fn: Any) -> list[int]:
     """Result shape of ``index_fn(array)`` for an array of ``shape`` with unknown dims."""
+    if -1 not in shape:
+        return list(index_fn(np.broadcast_to(np.zeros((), np.int8), shape)).shape)
     results = []
     for probe in _PROBES:
         dummy = np.broadcast_to(np.zeros((), np.int8), [probe if d == -1 else d for d in shape])
-        results.append(list(index_fn(dummy).shape))
-    first, second = results
-    return [a if a == b else -1 for a, b in zip(first, second, strict=True)]
+        try:
+            results.append(list(index_fn(dummy).shape))
+        except IndexError:  # e.g. an integer index past a small stand-in size
+            continue
+    if not results:
+        raise IndexError(f"the index fits no size of the unknown dims of {shape}")
+    return [dims[0] if len(set(dims)) == 1 else -1 for dims in zip(*results, strict=True)]
 
 
 # --- Reshape -----------------------------------------------------------------------------------
@@ -100,7 +108,11 @@ def _reshape_infer(ctx: InferContext) -> list[Any]:
     in_shape = list(x._shape)
     if ctx.values[1] is None:
         n = shape_desc._shape[0] if len(shape_desc._shape) == 1 else -1
-        return [rules.desc([-1] * n if n >= 0 else rules.UNKNOWN_RANK, x._data_type, x._format)]
+        if n < 0 or rules.is_unknown_rank(in_shape):
+            return [rules.desc(rules.UNKNOWN_RANK, x._data_type, x._format)]
+        start, stop = _reshape_span(ctx, len(in_shape))
+        middle = [-1] * n
+        return [rules.desc(in_shape[:start] + middle + in_shape[stop:], x._data_type, x._format)]
     target = _ints(ctx.values[1])
     if rules.is_unknown_rank(in_shape):
         return [rules.desc(target if -1 not in target else rules.UNKNOWN_RANK, x._data_type)]
@@ -244,6 +256,8 @@ def _concat_infer(ctx: InferContext) -> list[Any]:
         return [rules.desc(rules.UNKNOWN_RANK, dtype)]
     if len({len(s) for s in shapes}) != 1:
         raise InferError(f"inputs have different ranks: {shapes}")
+    if not shapes[0]:
+        raise InferError("cannot concatenate scalars; expand them to rank 1 first")
     if ctx.values[1] is None:
         return [rules.desc([-1] * len(shapes[0]), dtype)]
     axis = rules.normalize_axis(_ints(ctx.values[1])[0], len(shapes[0]), "concat_dim")

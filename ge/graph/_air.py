@@ -14,6 +14,7 @@ attribute stores that graph's own nodes, not the subgraphs its nodes may refer t
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from ge.error import AirFormatError, GeError, GeTypeError
 from ge.graph._attr import AttrValue, NamedAttrs
 from ge.graph._dtypes import data_type_from_proto, dtype_info, proto_data_type
 from ge.graph._formats import format_from_string, format_to_string
+from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
@@ -301,12 +303,14 @@ def _decode_desc(proto: Any) -> TensorDesc:
     if "format_for_int" in attrs:
         fmt = _format_from_int(attrs["format_for_int"].i)
     elif proto.layout:
-        fmt = format_from_string(proto.layout) or Format.FORMAT_ND
+        parsed = format_from_string(proto.layout)
+        fmt = Format.FORMAT_ND if parsed is None else parsed
     desc = TensorDesc(Shape(list(proto.shape.dim)), fmt, data_type_from_proto(proto.dtype))
     if "origin_format_for_int" in attrs:
         desc._origin_format = _format_from_int(attrs["origin_format_for_int"].i)
     elif "origin_format" in attrs:
-        desc._origin_format = format_from_string(attrs["origin_format"].s.decode()) or fmt
+        parsed = format_from_string(attrs["origin_format"].s.decode())
+        desc._origin_format = fmt if parsed is None else parsed
     initialized = (
         attrs["origin_shape_initialized"].b
         if "origin_shape_initialized" in attrs
@@ -328,7 +332,11 @@ def _format_from_int(value: int) -> Format:
 
 
 def _decode_tensor(proto: Any) -> Tensor:
-    return Tensor._from_parts(_decode_desc(proto.desc), bytes(proto.data))
+    desc = _decode_desc(proto.desc)
+    tensor = Tensor._from_parts(desc, bytes(proto.data))
+    if not proto.data and math.prod(desc._shape) != 0:
+        tensor._bytes = None  # a Tensor() without data, not a zero-size tensor
+    return tensor
 
 
 def _decode_named(proto: Any) -> NamedAttrs:
@@ -462,10 +470,11 @@ def _connect(graph: Graph, node: Node, refs: list[str]) -> None:
         if index < 0:
             graph.add_control_edge(src, node)
             continue
-        while index >= len(src._out_edges):  # GE files always carry output descs; be lenient
-            src._out_edges.append([])
-            src._output_descs.append(TensorDesc())
-            src._output_names.append("")
+        if index >= len(src._out_edges):
+            raise _CorruptError(
+                f"{where}: input {ref!r} reads output {index} of op "
+                f"{name!r}, which has {len(src._out_edges)} outputs"
+            )
         graph.add_data_edge(src, index, node, port)
         port += 1
 
@@ -516,6 +525,10 @@ def _decode_model(model: Any) -> Graph:
     for sub in by_name.values():
         root.add_subgraph(sub)
     for graph, ops in graphs:
+        _, cyclic = topological_order(graph)
+        if cyclic:
+            on_cycle = ", ".join(n._name for n in cyclic)
+            raise _CorruptError(f"graph '{graph._name}' has a cycle through {on_cycle}")
         for node, _ in ops:
             _attach_subgraphs(graph, node, by_name)
     return root

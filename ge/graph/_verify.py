@@ -78,10 +78,12 @@ def _control_links(graph: Graph, node: Node) -> Iterator[str]:
 def _subgraph_refs(graph: Graph, node: Node) -> Iterator[str]:
     root = graph._root()
     for i, name in enumerate(node._subgraph_names):
-        sub = root._subgraphs.get(name) if name else None
+        if not name:
+            continue  # an empty slot (op-level checks say whether the op needs it)
+        sub = root._subgraphs.get(name)
         if sub is None:
             yield (
-                f"node {node._name} subgraph {i} refers to {name or 'nothing'!r}, which is "
+                f"node {node._name} subgraph {i} refers to {name!r}, which is "
                 f"not registered; use Graph.set_node_subgraph"
             )
         elif sub._parent_node is not node:

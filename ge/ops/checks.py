@@ -17,6 +17,7 @@ from ge.graph.node import Node
 from ge.ops.infer import infer_node
 from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import find_op
+from ge.ops.schema import OpDef
 
 __all__ = ["check_node"]
 
@@ -46,7 +47,26 @@ def check_node(node: Node) -> Iterator[str]:
                 f"node {node._name} ({op.type}): attribute '{attr.name}' is "
                 f"{stored.type.name}, the op declares {attr.type.name}"
             )
+    yield from _subgraph_slots(node, op)
     yield from _descs_match(node)
+
+
+def _subgraph_slots(node: Node, op: OpDef) -> Iterator[str]:
+    names = node._subgraph_names
+    fixed = sum(1 for s in op.subgraphs if not s.dynamic)
+    dynamic = any(s.dynamic for s in op.subgraphs)
+    if len(names) < fixed or (not dynamic and len(names) != fixed):
+        expected = [s.name for s in op.subgraphs]
+        yield (
+            f"node {node._name} ({op.type}) has {len(names)} subgraphs, the op declares "
+            f"{expected}; attach them with Graph.set_node_subgraph"
+        )
+    for i, name in enumerate(names):
+        if not name:
+            yield (
+                f"node {node._name} ({op.type}): subgraph slot {i} is empty; attach a graph "
+                f"with Graph.set_node_subgraph"
+            )
 
 
 def _descs_match(node: Node) -> Iterator[str]:

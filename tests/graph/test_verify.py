@@ -278,14 +278,14 @@ def _if_graph() -> tuple[Graph, Node, Graph, Graph]:
     return root, if_node, then_g, else_g
 
 
-def test_removed_subgraph_leaves_a_reported_hole() -> None:
+def test_removed_subgraph_leaves_an_empty_slot() -> None:
+    # Structurally an empty slot is sound; whether the op needs the subgraph is an op-level
+    # check (tests/ops/test_checks.py).
     root, if_node, _, _ = _if_graph()
     root.verify(ops=False)
     root.remove_subgraph("then_g")
     assert if_node.get_subgraph_names()[0] == ""
-    msg = only(root)
-    assert "If_0" in names_in(msg)
-    assert "subgraph" in msg
+    root.verify(ops=False)
 
 
 def test_subgraph_reference_to_unregistered_name() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+import ge.es
 from ge.error import GraphError
 from ge.es import GraphBuilder
-from ge.graph import AttrValueType, Graph, TensorDesc
+from ge.graph import AttrValueType, DataType, Graph, TensorDesc
 
 
 def _built() -> Graph:
@@ -62,3 +63,32 @@ def test_unregistered_op_types_are_not_checked() -> None:
     g = Graph("g")
     g.add_node("SomethingGeHasButWeDoNot", "n", num_inputs=3, num_outputs=2)
     g.verify()
+
+
+def _if_graph() -> Graph:
+    branches = []
+    for name in ("then_g", "else_g"):
+        b = GraphBuilder(name)
+        branches.append(b.build_and_reset([b.create_input(0, shape=[2]) * 2.0]))
+    b = GraphBuilder("root")
+    cond = b.create_input(0, data_type=DataType.DT_BOOL)
+    x = b.create_input(1, shape=[2])
+    outputs = ge.es.If(cond, [x], 1, *branches)
+    return b.build_and_reset(outputs)
+
+
+def test_removed_subgraph_leaves_a_hole_the_op_check_reports() -> None:
+    g = _if_graph()
+    g.verify()
+    g.remove_subgraph("then_g")
+    g.verify(ops=False)
+    with pytest.raises(GraphError, match=r"subgraph slot 0 is empty; attach a graph"):
+        g.verify()
+
+
+def test_missing_subgraphs_are_reported() -> None:
+    g = Graph("g")
+    node = g.add_node("While", "w", num_outputs=0)
+    with pytest.raises(GraphError, match=r"has 0 subgraphs, the op declares \['cond', 'body'\]"):
+        g.verify()
+    assert node.get_subgraph_names() == []

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ge.error import GeTypeError, GeValueError
-from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph._dtypes import FLOAT_TYPES, INT_TYPES, data_type_from_numpy, numpy_dtype
 from ge.graph.tensor import Tensor
 from ge.graph.types import DataType
 
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["TensorLike", "is_tensor_like", "to_const"]
 
 TensorLike = int | float | list["TensorLike"]
-
-_FLOAT_TYPES = frozenset(
-    {DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_DOUBLE, DataType.DT_BF16}
-)
 
 
 def is_tensor_like(value: object) -> bool:
@@ -44,27 +40,13 @@ def _default_type(array: np.ndarray) -> DataType:
 def _weak_type(array: np.ndarray, like: DataType | None) -> DataType:
     if like is None or array.dtype.kind == "b":
         return _default_type(array)
-    if like in _FLOAT_TYPES:
+    if like in FLOAT_TYPES:
         return like
-    if like in _INT_TYPES and array.dtype.kind in "iu":
+    if like in INT_TYPES and array.dtype.kind in "iu":
         info = np.iinfo(numpy_dtype(like))  # type: ignore[type-var]
         if array.size == 0 or (info.min <= array.min() and array.max() <= info.max):
             return like
     return _default_type(array)
-
-
-_INT_TYPES = frozenset(
-    {
-        DataType.DT_INT8,
-        DataType.DT_INT16,
-        DataType.DT_INT32,
-        DataType.DT_INT64,
-        DataType.DT_UINT8,
-        DataType.DT_UINT16,
-        DataType.DT_UINT32,
-        DataType.DT_UINT64,
-    }
-)
 
 
 def _as_array(value: Any) -> np.ndarray:

@@ -17,6 +17,10 @@ from ge.error import GeTypeError
 from ge.graph.types import DataType
 
 __all__ = [
+    "BOOL_TYPES",
+    "COMPLEX_TYPES",
+    "FLOAT_TYPES",
+    "INT_TYPES",
     "DTypeInfo",
     "data_type_from_numpy",
     "data_type_from_proto",
@@ -82,6 +86,22 @@ _TABLE: dict[DataType, DTypeInfo] = {
     _D.DT_FLOAT4_E1M2: DTypeInfo(40, "DT_FLOAT4_E1M2", 1004, None, "f4e1m2"),
     _D.DT_HIFLOAT4: DTypeInfo(41, "DT_HIFLOAT4", 1004, None, "hif4"),
 }
+# Categories of the numeric types, used by promotion rules, op dtype sets and constants.
+FLOAT_TYPES = frozenset({_D.DT_FLOAT, _D.DT_FLOAT16, _D.DT_DOUBLE, _D.DT_BF16})
+INT_TYPES = frozenset(
+    {
+        _D.DT_INT8,
+        _D.DT_INT16,
+        _D.DT_INT32,
+        _D.DT_INT64,
+        _D.DT_UINT8,
+        _D.DT_UINT16,
+        _D.DT_UINT32,
+        _D.DT_UINT64,
+    }
+)
+COMPLEX_TYPES = frozenset({_D.DT_COMPLEX64, _D.DT_COMPLEX128})
+BOOL_TYPES = frozenset({_D.DT_BOOL})
 _FROM_PROTO = {info.proto: dt for dt, info in _TABLE.items()}
 
 # numpy dtype -> DataType, preferring the plain types over the quantised aliases.

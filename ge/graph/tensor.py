@@ -30,7 +30,13 @@ from typing_extensions import Self
 
 from ge._device import device_memory
 from ge.error import GeError, GeTypeError, GeValueError
-from ge.graph._dtypes import data_type_from_numpy, dtype_info, numpy_dtype
+from ge.graph._dtypes import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    data_type_from_numpy,
+    dtype_info,
+    numpy_dtype,
+)
 from ge.graph.tensor_desc import Shape, TensorDesc
 from ge.graph.types import DataType, Format, Placement
 
@@ -72,22 +78,7 @@ def _flatten(data: list[Any]) -> list[Any]:
 
 
 # GE-PY packs lists for these types only; DT_BF16 is our addition.
-_LIST_TYPES = frozenset(
-    {
-        DataType.DT_FLOAT,
-        DataType.DT_FLOAT16,
-        DataType.DT_INT8,
-        DataType.DT_INT16,
-        DataType.DT_INT32,
-        DataType.DT_INT64,
-        DataType.DT_UINT8,
-        DataType.DT_UINT16,
-        DataType.DT_UINT32,
-        DataType.DT_UINT64,
-        DataType.DT_BOOL,
-        DataType.DT_BF16,
-    }
-)
+_LIST_TYPES = FLOAT_TYPES - {DataType.DT_DOUBLE} | INT_TYPES | {DataType.DT_BOOL}
 
 
 def _pack_ints(values: list[Any], np_dtype: np.dtype[Any]) -> np.ndarray:

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ge.error import GeTypeError, InferError
-from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph._dtypes import (
+    BOOL_TYPES,
+    COMPLEX_TYPES,
+    FLOAT_TYPES,
+    INT_TYPES,
+    data_type_from_numpy,
+    numpy_dtype,
+)
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import DataType, Format
 
@@ -29,21 +36,10 @@ __all__ = [
 
 UNKNOWN_RANK = [-2]
 
-FLOATS = frozenset({DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_DOUBLE, DataType.DT_BF16})
-INTS = frozenset(
-    {
-        DataType.DT_INT8,
-        DataType.DT_INT16,
-        DataType.DT_INT32,
-        DataType.DT_INT64,
-        DataType.DT_UINT8,
-        DataType.DT_UINT16,
-        DataType.DT_UINT32,
-        DataType.DT_UINT64,
-    }
-)
-COMPLEX = frozenset({DataType.DT_COMPLEX64, DataType.DT_COMPLEX128})
-BOOL = frozenset({DataType.DT_BOOL})
+FLOATS = FLOAT_TYPES
+INTS = INT_TYPES
+COMPLEX = COMPLEX_TYPES
+BOOL = BOOL_TYPES
 REAL = FLOATS | INTS
 NUMBER = REAL | COMPLEX
 ALL = NUMBER | BOOL

@@ -1,0 +1,56 @@
+"""``ge.runtime``: the device runtime — memory, streams, kernel binaries and launches.
+
+The device is the CPU: device memory has real integer addresses that compiled kernels use
+directly, a ``Stream`` is an ordered asynchronous queue of work, and a kernel is machine code
+compiled from a Python function by Numba, carried as a standalone binary that loads without the
+Python that produced it.
+
+    >>> from ge import runtime
+    >>> block = runtime.malloc(1024); runtime.live_bytes() >= 1024
+    True
+    >>> runtime.free(block)
+"""
+
+from ge.allocator import MemBlock
+from ge.runtime.kernel import (
+    DeviceRange,
+    KernelBinary,
+    KernelFunction,
+    compile_kernel,
+    kernel_array,
+    launch_kernel,
+    load_kernel_binary,
+)
+from ge.runtime.memory import (
+    device_view,
+    free,
+    live_allocations,
+    live_bytes,
+    malloc,
+    memcpy_d2d,
+    memcpy_d2h,
+    memcpy_h2d,
+)
+from ge.runtime.stream import Event, Stream, resolve_stream
+
+__all__ = [
+    "DeviceRange",
+    "Event",
+    "KernelBinary",
+    "KernelFunction",
+    "MemBlock",
+    "Stream",
+    "compile_kernel",
+    "device_view",
+    "free",
+    "kernel_array",
+    "launch_kernel",
+    "live_allocations",
+    "live_bytes",
+    "load_kernel_binary",
+    "malloc",
+    "memcpy_d2d",
+    "memcpy_d2h",
+    "memcpy_h2d",
+    "resolve_stream",
+]

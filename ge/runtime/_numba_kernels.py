@@ -1,0 +1,119 @@
+"""Numba side of kernel compilation (imported only when a kernel is compiled).
+
+Registers the compiled form of ``kernel_array`` (an address turned into a pointer and wrapped
+as a 1-D array without copying) and turns a Python kernel into standalone LLVM IR: Numba's
+internal function, a plain C entry point ``name(block_idx, block_dim, args)``, and a
+``name__ge_status`` twin that also returns Numba's status code so ge can report kernel errors.
+Everything else Numba generated (its Python-facing wrapper, reference counting helpers) is
+dropped, and the result must not depend on Numba's or Python's runtime symbols.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import llvmlite.binding as llvm
+import numba
+from numba import types as nt
+from numba.core import errors
+from numba.extending import intrinsic, overload
+
+from ge.error import GeError
+from ge.runtime.kernel import kernel_array
+
+__all__ = ["kernel_ir"]
+
+_SIGNATURE = nt.void(nt.int64, nt.int64, nt.CPointer(nt.int64))
+_FORBIDDEN = ("numba_", "NRT_", "Py", "_Py", "_ZN08NumbaEnv")
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def _address_as_pointer(typingctx: Any, addr: Any, dtype: Any) -> Any:
+    element = dtype.dtype if isinstance(dtype, nt.NumberClass) else dtype
+    signature = nt.CPointer(element)(addr, dtype)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+    return signature, codegen
+
+
+@overload(kernel_array)  # type: ignore[untyped-decorator]
+def _kernel_array(addr: Any, count: Any, dtype: Any) -> Any:
+    if not isinstance(dtype, nt.NumberClass):
+        raise errors.TypingError(
+            f"kernel_array: dtype must be a numpy scalar type such as np.float32, got {dtype}"
+        )
+
+    def impl(addr: Any, count: Any, dtype: Any) -> Any:
+        return numba.carray(_address_as_pointer(addr, dtype), count)
+
+    return impl
+
+
+def _entry_points(inner: str, name: str, suffix: str) -> str:
+    return f"""
+declare i32 @"{inner}"(ptr, ptr, i64, i64, ptr)
+
+define i32 @"{name}{suffix}"(i64 %block_idx, i64 %block_dim, ptr %args) {{
+  %ret = alloca [16 x i8], align 16
+  %exc = alloca ptr, align 8
+  store ptr null, ptr %exc, align 8
+  %status = call i32 @"{inner}"(ptr %ret, ptr %exc, i64 %block_idx, i64 %block_dim, ptr %args)
+  ret i32 %status
+}}
+
+define void @"{name}"(i64 %block_idx, i64 %block_dim, ptr %args) {{
+  %status = call i32 @"{name}{suffix}"(i64 %block_idx, i64 %block_dim, ptr %args)
+  ret void
+}}
+"""
+
+
+def _strip(module: Any, keep: set[str]) -> None:
+    for function in module.functions:
+        if not function.is_declaration and function.name not in keep:
+            function.linkage = "internal"
+    machine = llvm.Target.from_default_triple().create_target_machine()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=0)
+    builder = llvm.create_pass_builder(machine, tuning)
+    manager = llvm.create_new_module_pass_manager()
+    manager.add_global_dead_code_eliminate_pass()
+    manager.add_strip_dead_prototype_pass()
+    manager.run(module, builder)
+
+
+def _external_symbols(module: Any) -> list[str]:
+    names = [f.name for f in module.functions if f.is_declaration]
+    names += [g.name for g in module.global_variables if g.is_declaration]
+    return [n for n in names if not n.startswith("llvm.")]
+
+
+def kernel_ir(py_kernel: Callable[..., None], name: str, suffix: str) -> tuple[str, str, str]:
+    """``(llvm_ir, cpu_name, cpu_features)`` of ``py_kernel`` exported as ``name``."""
+    try:
+        dispatcher = numba.njit(_SIGNATURE, error_model="numpy", boundscheck=False, nogil=True)(
+            py_kernel
+        )
+    except errors.NumbaError as e:
+        raise GeError(f"kernel {name!r} does not compile with Numba: {e}") from None
+    result: Any = dispatcher.overloads[_SIGNATURE.args]
+    inner = result.fndesc.llvm_func_name
+    module = llvm.parse_assembly(result.library.get_llvm_str())
+    entry = llvm.parse_assembly(_entry_points(inner, name, suffix))
+    entry.triple, entry.data_layout = module.triple, module.data_layout
+    module.link_in(entry)
+    _strip(module, {name, name + suffix})
+    needed = [s for s in _external_symbols(module) if s.startswith(_FORBIDDEN)]
+    if needed:
+        raise GeError(
+            f"kernel {name!r} needs Numba/Python runtime support ({', '.join(needed)}) "
+            f"that a standalone binary cannot carry; avoid allocating arrays, Python "
+            f"objects and exceptions with messages inside kernels"
+        )
+    ir = str(module)
+    if re.search(r"@\"?" + re.escape(name) + r"\"?\(", ir) is None:
+        raise GeError(f"kernel {name!r}: entry point missing after linking")
+    return ir, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()

@@ -1,0 +1,292 @@
+"""Kernels: compile a Python/Numba kernel to a binary, load a binary, launch it on a stream.
+
+The kernel ABI is ``void kernel(int64 block_idx, int64 block_dim, int64 *args)``: ``args[i]``
+holds the i-th address or scalar appended for the launch, and ``kernel_array(addr, count,
+dtype)`` views device memory as a 1-D array inside the kernel.
+
+``compile_kernel(py_kernel, name)`` returns bytes: a small header (name, target CPU and
+features, ge version) and the kernel's LLVM IR, with Numba's C wrapper replaced by a plain one,
+so the binary needs no Python objects, no Numba runtime and not the source that produced it.
+``load_kernel_binary`` JIT-compiles that IR with llvmlite (Numba is not imported), refusing a
+binary built for CPU features this machine lacks. ``launch_kernel`` runs blocks
+``0..block_dim-1`` on a thread pool (the calls release the GIL), in ``stream`` order.
+
+Decision (ours): ``args`` items that are addresses should be passed as ``MemBlock``s, device
+``ge.graph.Tensor``s or ``DeviceRange``s; those are checked against live device memory when the
+launch runs, and a range outside it fails the launch instead of writing through a wild
+pointer. Plain ``int`` items are scalars and go in as they are.
+
+    >>> import numpy as np
+    >>> from ge import runtime
+    >>> def scale(block_idx, block_dim, args):
+    ...     x = runtime.kernel_array(args[0], args[1], np.float32)
+    ...     for i in range(block_idx, args[1], block_dim):
+    ...         x[i] *= 2.0
+    >>> binary = runtime.load_kernel_binary(runtime.compile_kernel(scale, "scale"))
+    >>> fn = binary.get_function("scale")
+    >>> block = runtime.malloc(16); runtime.memcpy_h2d(block.addr, np.ones(4, np.float32))
+    >>> s = runtime.Stream(); runtime.launch_kernel(fn, 2, s, [block, 4]); s.synchronize()
+    >>> out = np.empty(4, np.float32); runtime.memcpy_d2h(out, block.addr); out
+    array([2., 2., 2., 2.], dtype=float32)
+    >>> runtime.free(block)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ge._device.memory import device_memory
+from ge.allocator import MemBlock
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.runtime.stream import Stream, resolve_stream
+
+__all__ = [
+    "DeviceRange",
+    "KernelBinary",
+    "KernelFunction",
+    "compile_kernel",
+    "kernel_array",
+    "launch_kernel",
+    "load_kernel_binary",
+]
+
+_MAGIC = b"GEKB"
+_FORMAT_VERSION = 1
+_STATUS_SUFFIX = "__ge_status"
+_CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+
+
+def kernel_array(addr: int, count: int, dtype: Any) -> np.ndarray:
+    """A 1-D array of ``count`` ``dtype`` elements at device address ``addr``.
+
+    Inside a compiled kernel it is a raw view; called from Python (to debug a kernel without
+    compiling it) it is a numpy view, checked against live device memory.
+    """
+    np_dtype = np.dtype(dtype)
+    view = device_memory().view(int(addr), int(count) * np_dtype.itemsize)
+    array: np.ndarray = view.view(np_dtype)
+    return array
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRange:
+    """An address argument with its extent, checked against live memory at launch."""
+
+    addr: int
+    nbytes: int
+
+
+# --- compiling ----------------------------------------------------------------------------------
+def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
+    """Compile ``py_kernel(block_idx, block_dim, args)`` (Numba nopython subset) into a kernel
+    binary exporting ``name``. Raises ``GeError`` with Numba's explanation if it does not
+    compile, or if it needs runtime support a standalone binary cannot carry (allocating
+    arrays, raising exceptions with Python objects)."""
+    if not callable(py_kernel):
+        raise GeTypeError(f"py_kernel must be a function, got {type(py_kernel).__name__}")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise GeValueError(f"name must be an identifier, got {name!r}")
+    from ge.runtime import _numba_kernels  # noqa: PLC0415  (imports numba only when compiling)
+
+    ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX)
+    header = {
+        "version": _FORMAT_VERSION,
+        "format": "llvm-ir",
+        "functions": [name],
+        "cpu": cpu,
+        "features": features,
+        "ge": _ge_version(),
+    }
+    head = json.dumps(header, sort_keys=True).encode()
+    return _MAGIC + len(head).to_bytes(4, "little") + head + ir.encode()
+
+
+def _ge_version() -> str:
+    from ge import __version__  # noqa: PLC0415  (ge/__init__ imports the runtime lazily)
+
+    return __version__
+
+
+# --- loading ------------------------------------------------------------------------------------
+@functools.cache
+def _llvm() -> Any:
+    import llvmlite.binding as llvm  # noqa: PLC0415  (only binaries need the JIT)
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm
+
+
+def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise GeTypeError(f"data must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 8 or data[:4] != _MAGIC:
+        raise GeValueError("data is not a ge kernel binary (bad magic)")
+    size = int.from_bytes(data[4:8], "little")
+    try:
+        header = json.loads(data[8 : 8 + size])
+        ir = data[8 + size :].decode()
+    except (ValueError, UnicodeDecodeError):
+        raise GeValueError("kernel binary is corrupt (unreadable header or body)") from None
+    if not isinstance(header, dict) or header.get("version") != _FORMAT_VERSION:
+        raise GeValueError(f"kernel binary format {header!r} is not supported")
+    return header, ir
+
+
+def _missing_features(wanted: str, have: str) -> list[str]:
+    host = {f[1:] for f in have.split(",") if f.startswith("+")}
+    return sorted(f[1:] for f in wanted.split(",") if f.startswith("+") and f[1:] not in host)
+
+
+class KernelFunction:
+    """One kernel entry point of a loaded binary."""
+
+    __slots__ = ("_binary", "_status", "address", "name")
+
+    def __init__(self, binary: KernelBinary, name: str, address: int, status: int) -> None:
+        self._binary = binary  # keeps the JIT engine (and the code) alive
+        self.name = name
+        self.address = address
+        self._status = _CFUNC(status)
+
+    def __call__(self, block_idx: int, block_dim: int, args: np.ndarray) -> int:
+        """Run one block now, on this thread; returns Numba's status (0 = ok)."""
+        return int(self._status(block_idx, block_dim, args.ctypes.data))
+
+    def __repr__(self) -> str:
+        return f"<KernelFunction {self.name} at {self.address:#x}>"
+
+
+class KernelBinary:
+    """A loaded kernel binary; ``get_function(name)`` returns its entry points."""
+
+    def __init__(self, data: bytes) -> None:
+        header, ir = _parse_header(data)
+        llvm = _llvm()
+        missing = _missing_features(
+            header.get("features", ""), llvm.get_host_cpu_features().flatten()
+        )
+        if missing:
+            raise GeError(
+                f"kernel binary was built for CPU {header.get('cpu')!r}; this machine "
+                f"lacks {', '.join(missing[:8])}"
+            )
+        try:
+            module = llvm.parse_assembly(ir)
+            module.verify()
+        except RuntimeError as e:
+            raise GeValueError(f"kernel binary is corrupt: {e}") from None
+        target = llvm.Target.from_default_triple()
+        machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=3)
+        self._engine = llvm.create_mcjit_compiler(module, machine)
+        self._engine.finalize_object()
+        self._functions: dict[str, KernelFunction] = {}
+        for fname in header.get("functions", []):
+            address = self._engine.get_function_address(fname)
+            status = self._engine.get_function_address(fname + _STATUS_SUFFIX)
+            if not address or not status:
+                raise GeValueError(f"kernel binary lacks its function {fname!r}")
+            self._functions[fname] = KernelFunction(self, fname, address, status)
+        self.header = header
+
+    def get_function(self, name: str) -> KernelFunction:
+        function = self._functions.get(name)
+        if function is None:
+            raise GeValueError(
+                f"kernel binary has no function {name!r}; it has {sorted(self._functions)}"
+            )
+        return function
+
+    def function_names(self) -> list[str]:
+        return sorted(self._functions)
+
+
+def load_kernel_binary(data: bytes) -> KernelBinary:
+    """Load a binary made by ``compile_kernel`` (in this process or any other)."""
+    return KernelBinary(data)
+
+
+# --- launching ----------------------------------------------------------------------------------
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ge-block")
+
+
+def _ranges(args: Sequence[Any]) -> tuple[list[int], list[tuple[int, int]]]:
+    values: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, MemBlock):
+            ranges.append((arg.addr, arg.size))
+            values.append(arg.addr)
+        elif isinstance(arg, DeviceRange):
+            ranges.append((arg.addr, arg.nbytes))
+            values.append(arg.addr)
+        elif hasattr(arg, "addr") and hasattr(arg, "nbytes"):  # a device ge.graph.Tensor
+            ranges.append((int(arg.addr), int(arg.nbytes)))
+            values.append(int(arg.addr))
+        elif isinstance(arg, (int, np.integer)) and not isinstance(arg, bool):
+            value = int(arg)
+            if not -(2**63) <= value < 2**64:
+                raise GeValueError(f"args[{i}] = {value} does not fit in 64 bits")
+            values.append(value - 2**64 if value >= 2**63 else value)
+        else:
+            raise GeTypeError(
+                f"args[{i}] must be an int, MemBlock, DeviceRange or device "
+                f"Tensor, got {type(arg).__name__}"
+            )
+    return values, ranges
+
+
+def _run_blocks(
+    function: KernelFunction, block_dim: int, args: np.ndarray, ranges: list[tuple[int, int]]
+) -> None:
+    memory = device_memory()
+    for addr, nbytes in ranges:
+        if not memory.contains(addr, nbytes):
+            raise GeValueError(
+                f"launch of {function.name} refused: address range "
+                f"{addr:#x}+{nbytes} is not inside live device memory"
+            )
+    if block_dim == 1:
+        statuses = [function(0, 1, args)]
+    else:
+        futures = [_pool().submit(function, b, block_dim, args) for b in range(block_dim)]
+        statuses = [f.result() for f in futures]
+    failed = [b for b, status in enumerate(statuses) if status != 0]
+    if failed:
+        raise GeError(
+            f"kernel {function.name} failed in block(s) {failed[:8]} (status {statuses[failed[0]]})"
+        )
+
+
+def launch_kernel(
+    function: KernelFunction, block_dim: int, stream: Stream | int, args: Sequence[Any]
+) -> None:
+    """Queue ``function`` on ``stream`` with ``block_dim`` parallel blocks and ``args``.
+
+    Returns at once; a failure (bad address, kernel error) surfaces at
+    ``stream.synchronize()``.
+    """
+    if not isinstance(function, KernelFunction):
+        raise GeTypeError(f"function must be a KernelFunction, got {type(function).__name__}")
+    if isinstance(block_dim, bool) or not isinstance(block_dim, int):
+        raise GeTypeError(f"block_dim must be an int, got {type(block_dim).__name__}")
+    if not 1 <= block_dim <= 2**32 - 1:
+        raise GeValueError(f"block_dim must be in [1, 2**32 - 1], got {block_dim}")
+    target = resolve_stream(stream)
+    values, ranges = _ranges(list(args))
+    packed = np.array(values, dtype=np.int64) if values else np.zeros(1, np.int64)
+    target.submit(
+        lambda: _run_blocks(function, block_dim, packed, ranges), name=f"kernel {function.name}"
+    )

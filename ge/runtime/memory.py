@@ -1,0 +1,106 @@
+"""Device memory as ``ge.runtime`` exposes it: ``malloc``/``free`` of ``MemBlock``s and copies
+between host arrays and device addresses. Every address is checked against live memory, so a
+bad address raises instead of touching memory it should not.
+
+    >>> import numpy as np
+    >>> from ge import runtime
+    >>> block = runtime.malloc(12)
+    >>> runtime.memcpy_h2d(block.addr, np.arange(3, dtype=np.float32))
+    >>> out = np.empty(3, np.float32); runtime.memcpy_d2h(out, block.addr); out
+    array([0., 1., 2.], dtype=float32)
+    >>> runtime.free(block)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ge._device.memory import DeviceMemoryError, device_memory
+from ge.allocator import MemBlock
+from ge.error import GeTypeError, GeValueError
+
+__all__ = [
+    "device_view",
+    "free",
+    "live_allocations",
+    "live_bytes",
+    "malloc",
+    "memcpy_d2d",
+    "memcpy_d2h",
+    "memcpy_h2d",
+]
+
+
+def _check_addr(addr: object, what: str = "addr") -> int:
+    if isinstance(addr, bool) or not isinstance(addr, (int, np.integer)):
+        raise GeTypeError(f"{what} must be an integer address, got {type(addr).__name__}")
+    return int(addr)
+
+
+def malloc(size: int) -> MemBlock:
+    """Allocate ``size`` bytes of device memory (64-byte aligned)."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise GeTypeError(f"size must be an integer, got {type(size).__name__}")
+    if size < 0:
+        raise GeValueError(f"size must be >= 0, got {size}")
+    return MemBlock(device_memory().malloc(size, owner="ge.runtime.malloc"), size)
+
+
+def free(block: MemBlock | int) -> None:
+    """Release a block returned by ``malloc`` (or the address it starts at)."""
+    addr = block.addr if isinstance(block, MemBlock) else _check_addr(block, "block")
+    try:
+        device_memory().free(addr)
+    except DeviceMemoryError as e:
+        raise GeValueError(f"free: {e}") from None
+
+
+def device_view(addr: int, nbytes: int) -> np.ndarray:
+    """A writable uint8 numpy view of ``[addr, addr + nbytes)`` (``ValueError`` if that range is
+    not inside one live allocation)."""
+    try:
+        return device_memory().view(_check_addr(addr), int(nbytes))
+    except DeviceMemoryError as e:
+        raise GeValueError(str(e)) from None
+
+
+def _host_bytes(array: Any, writable: bool) -> np.ndarray:
+    if not isinstance(array, np.ndarray):
+        raise GeTypeError(f"array must be a numpy array, got {type(array).__name__}")
+    if not array.flags.c_contiguous:
+        if writable:
+            raise GeValueError("array must be C-contiguous to receive a device copy")
+        array = np.ascontiguousarray(array)
+    if writable and not array.flags.writeable:
+        raise GeValueError("array is read-only")
+    flat: np.ndarray = array.reshape(-1).view(np.uint8)
+    return flat
+
+
+def memcpy_h2d(addr: int, array: np.ndarray) -> None:
+    """Copy the bytes of host ``array`` to device memory at ``addr``."""
+    src = _host_bytes(array, writable=False)
+    device_view(addr, src.size)[:] = src
+
+
+def memcpy_d2h(array: np.ndarray, addr: int) -> None:
+    """Fill host ``array`` (C-contiguous, writable) from device memory at ``addr``."""
+    dst = _host_bytes(array, writable=True)
+    dst[:] = device_view(addr, dst.size)
+
+
+def memcpy_d2d(dst_addr: int, src_addr: int, nbytes: int) -> None:
+    """Copy ``nbytes`` between two device ranges."""
+    device_view(dst_addr, nbytes)[:] = device_view(src_addr, nbytes)
+
+
+def live_bytes() -> int:
+    """Bytes in live device allocations (for leak checks)."""
+    return device_memory().live_bytes()
+
+
+def live_allocations() -> int:
+    """Number of live device allocations."""
+    return device_memory().live_count()

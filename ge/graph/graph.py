@@ -280,6 +280,23 @@ class Graph:
         dst._in_ctrl.remove(src)
 
     # --- graph outputs (ours; GE's Graph::SetOutputs) --------------------------------------------
+    def replace_all_uses(self, node: Node, port: int, new_node: Node, new_port: int) -> None:
+        """Make every consumer of ``node:port`` (data edges and graph outputs) read
+        ``new_node:new_port`` instead (ours; the basic rewrite step of passes)."""
+        node = self._own(node, "node")
+        new_node = self._own(new_node, "new_node")
+        for what, n, p in (("port", node, port), ("new_port", new_node, new_port)):
+            if not 0 <= _check_int(p, what) < len(n._out_edges):
+                raise GraphError(f"{what} {p} is out of range for node {n._name}")
+        if (node, port) == (new_node, new_port):
+            return
+        for dst, dst_port in list(node._out_edges[port]):
+            self._unlink(node, port, dst, dst_port)
+            self.add_data_edge(new_node, new_port, dst, dst_port)
+        self._outputs = [
+            (new_node, new_port) if (n, p) == (node, port) else (n, p) for n, p in self._outputs
+        ]
+
     def set_outputs(self, outputs: list[tuple[Node, int]]) -> None:
         """Declare the graph outputs as ``(producer node, output index)`` pairs, in order."""
         if not isinstance(outputs, (list, tuple)):

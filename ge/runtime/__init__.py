@@ -32,14 +32,30 @@ from ge.runtime.memory import (
     memcpy_h2d,
 )
 from ge.runtime.stream import Event, Stream, resolve_stream
+from ge.runtime.types import (
+    ExpandDimsType,
+    Shape,
+    StorageFormat,
+    StorageShape,
+    Tensor,
+    TensorDesc,
+    TensorPlacement,
+)
 
 __all__ = [
     "DeviceRange",
     "Event",
+    "ExpandDimsType",
     "KernelBinary",
     "KernelFunction",
     "MemBlock",
+    "Shape",
+    "StorageFormat",
+    "StorageShape",
     "Stream",
+    "Tensor",
+    "TensorDesc",
+    "TensorPlacement",
     "compile_kernel",
     "device_view",
     "free",

@@ -1,0 +1,66 @@
+"""Small helpers the compiler passes share: walking graphs, reading constants, replacing nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ge.error import GeError
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor import Tensor
+from ge.ops.registry import find_op
+from ge.ops.schema import OpDef
+
+__all__ = ["all_graphs", "const_array", "is_removable", "make_const", "op_of"]
+
+
+def all_graphs(graph: Graph) -> Iterator[Graph]:
+    """The root graph and every registered subgraph."""
+    yield graph
+    yield from graph.get_all_subgraphs()
+
+
+def op_of(node: Node) -> OpDef | None:
+    return find_op(node.type)
+
+
+def const_array(node: Node) -> np.ndarray | None:
+    """The value of a Const node, or ``None`` for any other node (or an unreadable value)."""
+    if node.type != "Const":
+        return None
+    stored = node._attrs.get("value")
+    if stored is None or not isinstance(stored.value, Tensor):
+        return None
+    try:
+        return stored.value.numpy()
+    except GeError:
+        return None
+
+
+def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int) -> Node:
+    """A Const node holding ``value`` with the desc of ``like:port``."""
+    from ge.ops.construct import add_op_node  # noqa: PLC0415  (construct imports infer)
+
+    tensor = Tensor.from_numpy(np.ascontiguousarray(value).reshape(value.shape))
+    desc = like._output_descs[port]
+    tensor.set_data_type(desc.get_data_type())
+    const = add_op_node(graph, "Const", [], {"value": tensor}, name=name)
+    const._output_descs[0] = desc._clone()
+    return const
+
+
+def is_removable(node: Node) -> bool:
+    """A pure op node that nothing depends on through a control edge."""
+    op = op_of(node)
+    return op is not None and op.pure and not op.io and not node._out_ctrl
+
+
+def fresh_name(graph: Graph, base: str) -> str:
+    if base not in graph._nodes:
+        return base
+    k = 1
+    while f"{base}_{k}" in graph._nodes:
+        k += 1
+    return f"{base}_{k}"

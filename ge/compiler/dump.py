@@ -1,0 +1,42 @@
+"""``GE_DUMP_GRAPH=<dir>``: write the graph after each pipeline step, for people to read.
+
+Files are ``<dir>/ge_<graph>_<nn>_<step>.txt`` holding ``str(graph)``; the step number keeps
+them in pipeline order. Nothing is written when the variable is unset or empty; a directory
+that cannot be written is reported once as a warning, never as a compile failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+from ge.graph.graph import Graph
+
+__all__ = ["DUMP_ENV", "dump_step"]
+
+DUMP_ENV = "GE_DUMP_GRAPH"
+_WARNED: set[str] = set()
+
+
+def dump_step(graph: Graph, index: int, step: str) -> str | None:
+    """Write ``graph`` after step ``index`` named ``step``; returns the path, if written."""
+    directory = os.environ.get(DUMP_ENV, "")
+    if not directory:
+        return None
+    safe = re.sub(r"[^\w.-]", "_", graph.name) or "graph"
+    path = os.path.join(directory, f"ge_{safe}_{index:02d}_{step}.txt")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(str(graph) + "\n")
+    except OSError as e:
+        if directory not in _WARNED:
+            _WARNED.add(directory)
+            warnings.warn(
+                f"{DUMP_ENV}={directory!r}: cannot write graph dumps ({e.strerror})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return None
+    return path

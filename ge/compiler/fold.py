@@ -1,0 +1,87 @@
+"""Constant folding: a pure node whose data inputs are all Const nodes becomes Const nodes.
+
+The values come from the op's numpy reference (the same oracle ``eval_graph`` uses), so folding
+cannot change results. Decisions: nodes with subgraphs are not folded; results larger than
+``MAX_FOLD_ELEMENTS`` stay computed at run time (folding them would bloat the graph and the
+AIR file); a reference that fails leaves the node alone (the error then shows at run time,
+where it belongs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ge.compiler._graphs import const_array, fresh_name, is_removable, make_const, op_of
+from ge.error import GeError
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.ops.infer import node_attrs
+from ge.ops.layout import input_groups, output_groups
+from ge.ops.schema import ExecContext
+
+__all__ = ["MAX_FOLD_ELEMENTS", "fold_constants"]
+
+MAX_FOLD_ELEMENTS = 1 << 16
+
+
+def _const_inputs(node: Node) -> list[np.ndarray] | None:
+    values = []
+    for edge in node._in_edges:
+        if edge is None:
+            continue
+        value = const_array(edge[0])
+        if value is None:
+            return None
+        values.append(value)
+    return values
+
+
+def _evaluate(node: Node) -> list[np.ndarray] | None:
+    op = op_of(node)
+    if op is None or op.reference is None or node._subgraph_names or not is_removable(node):
+        return None
+    if _const_inputs(node) is None or node.type == "Const":
+        return None
+    groups = input_groups(op, node)
+    inputs: list[object] = []
+    for spec, ports in zip(op.inputs, groups, strict=True):
+        edges = [node._in_edges[p] for p in ports]
+        arrays = [None if e is None else const_array(e[0]) for e in edges]
+        inputs.append(arrays if spec.dynamic else arrays[0])
+    try:
+        ctx = ExecContext(op, inputs, node_attrs(op, node), outputs=list(node._output_descs))
+        results = op.reference(ctx)
+    except (GeError, ValueError, TypeError, ZeroDivisionError, FloatingPointError):
+        return None
+    flat: list[np.ndarray] = []
+    for spec, result, group in zip(op.outputs, results, output_groups(op, node), strict=True):
+        items = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
+        if len(items) != len(group):
+            return None
+        flat += [np.asarray(x) for x in items]
+    if sum(int(a.size) for a in flat) > MAX_FOLD_ELEMENTS:
+        return None
+    return flat
+
+
+def fold_constants(graph: Graph) -> bool:
+    """Fold every foldable node of ``graph`` (repeatedly, in one topological sweep)."""
+    from ge.graph._verify import topological_order  # noqa: PLC0415
+
+    changed = False
+    order, _ = topological_order(graph)
+    for node in order:
+        values = _evaluate(node)
+        if values is None:
+            continue
+        for port, value in enumerate(values):
+            name = fresh_name(graph, node.name if len(values) == 1 else f"{node.name}_{port}")
+            if name == node.name:
+                name = fresh_name(graph, f"{node.name}_folded")
+            const = make_const(graph, name, value, node, port)
+            graph.replace_all_uses(node, port, const, 0)
+        for src in list(node._in_ctrl):
+            graph.remove_edge(src, -1, node, -1)
+        graph.remove_node(node)
+        changed = True
+    return changed

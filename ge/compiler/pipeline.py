@@ -1,0 +1,117 @@
+"""The compile pipeline: a flat, named list of steps, run top to bottom.
+
+    before_infer_shape        user passes at PassStage.BEFORE_INFER_SHAPE
+    infer_shape               every node's shape and dtype (ge.ops.infer_graph)
+    after_infer_shape         user passes at PassStage.AFTER_INFER_SHAPE
+    after_builtin_fusion      user passes at PassStage.AFTER_BUILTIN_FUSION_PASS
+    optimize                  constant folding, CSE, algebraic simplification and dead-node
+                              elimination on every graph, to a fixed point
+    after_origin_optimize     user passes at PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE
+    verify                    Graph.verify(), ops included
+
+Each step can dump the graph (``GE_DUMP_GRAPH=dir``). Passes at a ``PassStage`` are plugged in
+with ``register_stage_hook``; the ``ge.passes`` framework registers its passes there.
+
+    >>> from ge.es import GraphBuilder
+    >>> b = GraphBuilder("g"); x = b.create_input(0, shape=[2])
+    >>> g = optimize_graph(b.build_and_reset([x * 1.0 + (2.0 * 3.0)]))
+    >>> sorted(n.type for n in g.get_direct_nodes())
+    ['Add', 'Const', 'Data', 'NetOutput']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ge.compiler._graphs import all_graphs
+from ge.compiler.cse import eliminate_common_subexpressions
+from ge.compiler.dce import eliminate_dead_nodes
+from ge.compiler.dump import dump_step
+from ge.compiler.fold import fold_constants
+from ge.compiler.simplify import simplify
+from ge.error import GeTypeError
+from ge.graph._air import model_from_bytes, model_to_bytes
+from ge.graph.graph import Graph
+from ge.ops.infer import infer_graph
+from ge.passes.stage import PassStage
+
+__all__ = ["PIPELINE", "Step", "copy_graph", "optimize_graph", "register_stage_hook"]
+
+StageHook = Callable[[Graph], None]
+_HOOKS: dict[PassStage, list[StageHook]] = {stage: [] for stage in PassStage}
+_MAX_ROUNDS = 20
+
+
+def register_stage_hook(stage: PassStage, hook: StageHook) -> None:
+    """Run ``hook(graph)`` at ``stage`` of every compilation (in registration order)."""
+    if not isinstance(stage, PassStage):
+        raise GeTypeError(f"stage must be a PassStage, got {stage!r}")
+    if not callable(hook):
+        raise GeTypeError(f"hook must be callable, got {type(hook).__name__}")
+    _HOOKS[stage].append(hook)
+
+
+def _stage(stage: PassStage) -> Callable[[Graph], None]:
+    def run(graph: Graph) -> None:
+        for hook in list(_HOOKS[stage]):
+            hook(graph)
+
+    return run
+
+
+def _infer(graph: Graph) -> None:
+    infer_graph(graph)
+
+
+def _optimize(graph: Graph) -> None:
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for g in list(all_graphs(graph)):
+            for rewrite in (
+                fold_constants,
+                eliminate_common_subexpressions,
+                simplify,
+                eliminate_dead_nodes,
+            ):
+                changed |= rewrite(g)
+        if not changed:
+            return
+
+
+def _verify(graph: Graph) -> None:
+    graph.verify()
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[Graph], None]
+
+
+PIPELINE: tuple[Step, ...] = (
+    Step("before_infer_shape", _stage(PassStage.BEFORE_INFER_SHAPE)),
+    Step("infer_shape", _infer),
+    Step("after_infer_shape", _stage(PassStage.AFTER_INFER_SHAPE)),
+    Step("after_builtin_fusion", _stage(PassStage.AFTER_BUILTIN_FUSION_PASS)),
+    Step("optimize", _optimize),
+    Step("after_origin_optimize", _stage(PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE)),
+    Step("verify", _verify),
+)
+
+
+def copy_graph(graph: Graph) -> Graph:
+    """An independent deep copy (through the AIR encoding, which is lossless)."""
+    return model_from_bytes(model_to_bytes(graph))
+
+
+def optimize_graph(graph: Graph) -> Graph:
+    """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged)."""
+    if not isinstance(graph, Graph):
+        raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
+    work = copy_graph(graph)
+    dump_step(work, 0, "input")
+    for index, step in enumerate(PIPELINE, start=1):
+        step.run(work)
+        dump_step(work, index, step.name)
+    return work

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import numpy as np
@@ -130,7 +131,15 @@ def _raw_to_bytes(raw: bytes, data_type: DataType, count: int, source: str) -> n
 class Tensor:
     """A GE tensor: ``TensorDesc`` plus data. See the module docstring for the rules."""
 
-    __slots__ = ("__weakref__", "_bytes", "_desc", "_device_addr", "_finalizer", "_placement")
+    __slots__ = (
+        "__weakref__",
+        "_bytes",
+        "_desc",
+        "_device_addr",
+        "_device_nbytes",
+        "_finalizer",
+        "_placement",
+    )
 
     def __init__(
         self,
@@ -155,6 +164,7 @@ class Tensor:
         self._desc = TensorDesc(dims, format, data_type)
         self._placement = Placement.PLACEMENT_HOST
         self._device_addr: int | None = None
+        self._device_nbytes = 0
         self._finalizer: weakref.finalize[Any, Tensor] | None = None
         self._bytes: np.ndarray | None = self._initial_bytes(data, file_path, data_type, dims)
         if placement == Placement.PLACEMENT_DEVICE:
@@ -258,7 +268,7 @@ class Tensor:
     def nbytes(self) -> int:
         """Bytes of data held (0 for an empty ``Tensor()``)."""
         if self._device_addr is not None:
-            return device_memory().size_of(self._device_addr)
+            return self._device_nbytes
         return 0 if self._bytes is None else int(self._bytes.size)
 
     # --- data ----------------------------------------------------------------------------------
@@ -309,6 +319,7 @@ class Tensor:
         addr = memory.malloc(int(raw.size), owner="ge.graph.Tensor")
         memory.view(addr, int(raw.size))[:] = raw
         self._device_addr = addr
+        self._device_nbytes = int(raw.size)
         self._finalizer = weakref.finalize(self, memory.free, addr)
         self._bytes = None
         self._placement = Placement.PLACEMENT_DEVICE
@@ -316,12 +327,14 @@ class Tensor:
 
     def to_host(self) -> Self:
         """Copy the data back to host memory and free the device copy (``ValueError`` on host)."""
-        if self._placement != Placement.PLACEMENT_DEVICE or self._finalizer is None:
+        if self._placement != Placement.PLACEMENT_DEVICE:
             raise GeValueError("to_host: the Tensor is already on the host")
         self._bytes = self._raw()
-        self._finalizer()  # frees the device memory exactly once
+        if self._finalizer is not None:
+            self._finalizer()  # frees the device memory exactly once
         self._finalizer = None
         self._device_addr = None
+        self._device_nbytes = 0
         self._placement = Placement.PLACEMENT_HOST
         return self
 
@@ -337,8 +350,25 @@ class Tensor:
         t._desc = desc._clone()
         t._placement = Placement.PLACEMENT_HOST
         t._device_addr = None
+        t._device_nbytes = 0
         t._finalizer = None
         t._bytes = np.frombuffer(raw, dtype=np.uint8).copy()
+        return t
+
+    @classmethod
+    def _on_device(
+        cls, desc: TensorDesc, addr: int, nbytes: int, release: Callable[[], None] | None
+    ) -> Tensor:
+        """A device tensor over ``nbytes`` at ``addr`` (memory ge did not allocate through
+        ``to_device``, e.g. an external allocator's block); ``release()`` runs once when the
+        tensor is collected or moved to the host."""
+        t = cls.__new__(cls)
+        t._desc = desc._clone()
+        t._placement = Placement.PLACEMENT_DEVICE
+        t._bytes = None
+        t._device_addr = addr
+        t._device_nbytes = nbytes
+        t._finalizer = weakref.finalize(t, release) if release is not None else None
         return t
 
     def _clone(self) -> Tensor:

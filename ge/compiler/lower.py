@@ -1,0 +1,205 @@
+"""Lowering: an optimized graph with known shapes becomes a ``Plan`` of tasks.
+
+Graph inputs, constants and node outputs become numbered buffers; each node becomes the tasks
+its op's kernel lowering gives (``ge.compiler.kernels.LOWERINGS``) or, for an op without a
+kernel yet, one ``HostTask`` running its numpy reference on views of the device buffers.
+Graph outputs get their own buffers (a node writing exactly one graph output writes it in
+place; anything else is copied). Finally the memory plan gives every intermediate an offset in
+one arena, reusing space by liveness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ge.compiler.memory_plan import plan_offsets
+from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan
+from ge.error import GeError, GraphError
+from ge.graph._dtypes import numpy_dtype
+from ge.graph._verify import topological_order
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor import Tensor
+from ge.graph.tensor_desc import TensorDesc
+from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
+from ge.ops.layout import input_groups
+from ge.ops.registry import get_op
+from ge.ops.schema import ExecContext, OpDef
+from ge.runtime import memory
+
+__all__ = ["LowerContext", "SubgraphRunner", "lower_graph"]
+
+SubgraphRunner = Callable[[Graph, Sequence[np.ndarray], int], list[np.ndarray]]
+
+
+def spec_of(desc: TensorDesc, kind: BufferKind, index: int) -> BufferSpec:
+    shape = tuple(desc._shape)
+    if any(d < 0 for d in shape):
+        raise GraphError(
+            f"cannot lower a tensor of unknown shape {list(shape)}; infer with "
+            f"concrete input shapes first"
+        )
+    return BufferSpec(kind, index, shape, numpy_dtype(desc._data_type))
+
+
+@dataclass
+class LowerContext:
+    """What a kernel lowering sees for one node."""
+
+    node: Node
+    op: OpDef
+    attrs: dict[str, Any]
+    inputs: list[int | None]  # buffer id per input port (None: unconnected optional)
+    outputs: list[int]  # buffer id per output port
+    plan: Plan
+    const_inputs: list[np.ndarray | None] = field(default_factory=list)
+
+    def spec(self, buffer: int) -> BufferSpec:
+        return self.plan.buffers[buffer]
+
+
+def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask:
+    op, node = ctx.op, ctx.node
+    groups = input_groups(op, node)
+    present = [b for b in ctx.inputs if b is not None]
+    subgraphs = _subgraphs_of(node)
+    descs = list(node._output_descs)
+
+    def run(views: list[np.ndarray]) -> None:
+        by_port: dict[int, np.ndarray] = {}
+        it = iter(views[: len(present)])
+        for port, buf in enumerate(ctx.inputs):
+            if buf is not None:
+                by_port[port] = next(it)
+        inputs: list[Any] = []
+        for spec, ports in zip(op.inputs, groups, strict=True):
+            values = [by_port.get(p) for p in ports]
+            inputs.append(values if spec.dynamic else values[0])
+        exec_ctx = ExecContext(
+            op, inputs, ctx.attrs, outputs=descs, subgraphs=subgraphs, run_subgraph=run_subgraph
+        )
+        assert op.reference is not None
+        results = op.reference(exec_ctx)
+        flat: list[Any] = []
+        for spec, result in zip(op.outputs, results, strict=True):
+            flat += list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
+        for out, result in zip(views[len(present) :], flat, strict=True):
+            value = np.asarray(result)
+            if value.shape != out.shape:
+                raise GeError(
+                    f"{op.type} produced shape {list(value.shape)}, the plan "
+                    f"expected {list(out.shape)}"
+                )
+            out[...] = value
+
+    return HostTask(node.name, run, present + ctx.outputs)
+
+
+def _const_buffer(plan: Plan, node: Node) -> int:
+    stored = node._attrs["value"].value
+    assert isinstance(stored, Tensor)
+    array = stored.numpy()
+    spec = BufferSpec(BufferKind.CONST, len(plan.const_addrs), array.shape, array.dtype)
+    buf = plan.add_buffer(spec)
+    block = memory.malloc(max(spec.nbytes, 1))
+    memory.memcpy_h2d(block.addr, np.ascontiguousarray(array))
+    plan.const_addrs[buf] = block.addr
+    plan.keep_alive.append(block)
+    return buf
+
+
+def _copy_task(name: str, src: int, dst: int) -> HostTask:
+    def run(views: list[np.ndarray]) -> None:
+        views[1][...] = views[0]
+
+    return HostTask(name, run, [src, dst])
+
+
+def _lower_node(
+    node: Node,
+    op: OpDef,
+    plan: Plan,
+    port_buf: dict[tuple[int, int], int],
+    run_subgraph: SubgraphRunner,
+) -> None:
+    from ge.compiler.kernels import LOWERINGS  # noqa: PLC0415  (kernels import this module)
+
+    inputs: list[int | None] = [
+        None if e is None else port_buf[(id(e[0]), e[1])] for e in node._in_edges
+    ]
+    outputs = [plan.add_buffer(spec_of(d, BufferKind.INTERMEDIATE, 0)) for d in node._output_descs]
+    for port, buf in enumerate(outputs):
+        port_buf[(id(node), port)] = buf
+    ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan)
+    lowering = LOWERINGS.get(op.type)
+    tasks = lowering(ctx) if lowering is not None else None
+    plan.tasks += tasks if tasks is not None else [_reference_task(ctx, run_subgraph)]
+
+
+def _touched(task: KernelTask | HostTask) -> list[int]:
+    if isinstance(task, KernelTask):
+        return [int(b) for b in task.patch_buf]
+    return list(task.buffers)
+
+
+def _plan_memory(plan: Plan) -> None:
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for t, task in enumerate(plan.tasks):
+        for buf in _touched(task):
+            first.setdefault(buf, t)
+            last[buf] = t
+    inter = [b for b, s in enumerate(plan.buffers) if s.kind is BufferKind.INTERMEDIATE]
+    lifetimes = [(first.get(b, 0), last.get(b, 0), plan.buffers[b].nbytes) for b in inter]
+    offsets, plan.arena_size = plan_offsets(lifetimes)
+    for buf, offset in zip(inter, offsets, strict=True):
+        plan.buffers[buf].index = offset
+
+
+def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 0) -> Plan:
+    """The plan of ``graph`` (shapes must be concrete). ``input_offset`` maps subgraph Data
+    nodes carrying ``_parent_node_index`` onto their inputs."""
+    order, cyclic = topological_order(graph)
+    if cyclic:
+        raise GraphError(f"graph '{graph.name}' has a cycle")
+    plan = Plan()
+    port_buf: dict[tuple[int, int], int] = {}
+    inputs: dict[int, int] = {}
+    for node in order:
+        op = get_op(node.type)
+        if op.io == "input":
+            slot = _subgraph_slot(node, input_offset)
+            buf = plan.add_buffer(spec_of(node._output_descs[0], BufferKind.INPUT, slot))
+            inputs[slot] = port_buf[(id(node), 0)] = buf
+        elif op.io == "output":
+            continue
+        elif node.type == "Const":
+            port_buf[(id(node), 0)] = _const_buffer(plan, node)
+        else:
+            _lower_node(node, op, plan, port_buf, run_subgraph)
+    if sorted(inputs) != list(range(len(inputs))):
+        raise GraphError(
+            f"graph '{graph.name}' input indexes {sorted(inputs)} must be 0..{len(inputs) - 1}"
+        )
+    plan.inputs = [inputs[i] for i in range(len(inputs))]
+    _bind_outputs(graph, plan, port_buf)
+    _plan_memory(plan)
+    return plan
+
+
+def _bind_outputs(graph: Graph, plan: Plan, port_buf: dict[tuple[int, int], int]) -> None:
+    sources = [port_buf[(id(n), p)] for n, p in graph_outputs(graph)]
+    for j, src in enumerate(sources):
+        spec = plan.buffers[src]
+        written_in_place = spec.kind is BufferKind.INTERMEDIATE and sources.count(src) == 1
+        if written_in_place:
+            spec.kind, spec.index = BufferKind.OUTPUT, j
+            plan.outputs.append(src)
+            continue
+        dst = plan.add_buffer(BufferSpec(BufferKind.OUTPUT, j, spec.shape, spec.dtype))
+        plan.tasks.append(_copy_task(f"output_{j}", src, dst))
+        plan.outputs.append(dst)

@@ -1,0 +1,135 @@
+"""Task plans: what a compiled graph is at run time.
+
+A ``Plan`` is a list of tasks over numbered buffers. Compiling fixed everything but addresses:
+each ``KernelTask`` holds its argument vector with the address slots marked, and a run only
+writes the buffers' current addresses into those slots and launches. A ``HostTask`` runs
+Python on views of its buffers (the reference implementation of an op without a kernel yet,
+control flow, copies). Buffers are graph inputs, graph outputs, constants (device memory owned
+by the plan) or intermediates (offsets into one arena sized by the memory plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ge.error import GeError
+from ge.runtime.kernel import KernelFunction
+from ge.runtime.memory import device_view
+
+__all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan"]
+
+
+class BufferKind(Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+    CONST = "const"
+    INTERMEDIATE = "intermediate"
+
+
+@dataclass
+class BufferSpec:
+    kind: BufferKind
+    index: int  # input/output index, const slot, or arena offset for intermediates
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def view(addr: int, spec: BufferSpec) -> np.ndarray:
+    """A numpy array over the device memory of a buffer."""
+    raw = device_view(addr, spec.nbytes)
+    array: np.ndarray = raw.view(spec.dtype).reshape(spec.shape)
+    return array
+
+
+@dataclass
+class KernelTask:
+    """One kernel launch: ``args = template`` with ``args[pos] = addr(buffer) + offset``."""
+
+    name: str
+    function: KernelFunction
+    block_dim: int
+    template: np.ndarray
+    patch_pos: np.ndarray
+    patch_buf: np.ndarray
+    patch_off: np.ndarray
+
+    def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+        args = self.template.copy()
+        args[self.patch_pos] = addrs[self.patch_buf] + self.patch_off
+        if self.block_dim == 1:
+            statuses = [self.function(0, 1, args)]
+        else:
+            from ge.runtime.kernel import _pool  # noqa: PLC0415  (shared block pool)
+
+            futures = [
+                _pool().submit(self.function, b, self.block_dim, args)
+                for b in range(self.block_dim)
+            ]
+            statuses = [f.result() for f in futures]
+        if any(statuses):
+            raise GeError(f"kernel {self.function.name} failed (status {max(statuses)})")
+
+
+@dataclass
+class HostTask:
+    """Python run on views of ``buffers`` (inputs first, then outputs)."""
+
+    name: str
+    fn: Callable[[list[np.ndarray]], None]
+    buffers: list[int]
+
+    def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+        self.fn([view(int(addrs[b]), specs[b]) for b in self.buffers])
+
+
+Task = KernelTask | HostTask
+
+
+@dataclass
+class Plan:
+    """Tasks in order, the buffers they use, and where graph inputs and outputs live."""
+
+    buffers: list[BufferSpec] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
+    inputs: list[int] = field(default_factory=list)  # buffer id of graph input i
+    outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
+    const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
+    arena_size: int = 0
+    keep_alive: list[Any] = field(default_factory=list)  # const blocks, kernels
+
+    def add_buffer(self, spec: BufferSpec) -> int:
+        self.buffers.append(spec)
+        return len(self.buffers) - 1
+
+    def addresses(self, inputs: Sequence[int], outputs: Sequence[int], arena: int) -> np.ndarray:
+        addrs = np.zeros(len(self.buffers), dtype=np.int64)
+        for buf, spec in enumerate(self.buffers):
+            if spec.kind is BufferKind.INTERMEDIATE:
+                addrs[buf] = arena + spec.index
+            elif spec.kind is BufferKind.CONST:
+                addrs[buf] = self.const_addrs[buf]
+        for buf, addr in zip(self.inputs, inputs, strict=True):
+            addrs[buf] = addr
+        for buf, addr in zip(self.outputs, outputs, strict=True):
+            if self.buffers[buf].kind is BufferKind.OUTPUT:
+                addrs[buf] = addr
+        return addrs
+
+    def execute(self, addrs: np.ndarray) -> None:
+        """Run every task (on the calling thread: the stream's worker)."""
+        for task in self.tasks:
+            try:
+                task.run(addrs, self.buffers)
+            except GeError as e:
+                raise GeError(f"node {task.name} failed: {e}") from e
+            except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+                raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e

@@ -1,0 +1,300 @@
+"""``Session``: add graphs, run them synchronously or on a stream (GE-PY's ``ge.session``).
+
+Graphs are compiled on their first run (``ge.compiler``) and the compiled form is reused.
+``run_graph`` takes host or device ``ge.graph.Tensor`` inputs and returns host tensors;
+``run_graph_with_stream_async`` queues the run on a ``ge.runtime.Stream`` and returns device
+tensors at once, whose memory comes from the allocator registered for that stream (or ge's
+device memory) and is given back when the tensor is collected. Failures are ``GeError``s
+reading like GE-PY's ``"RunGraph failed; graph_id=1; <what>"``; wrong inputs are also
+``ValueError``s. Argument types are checked before any state.
+
+Decisions where GE-PY is silent or differs: adding a graph under an id already in use is an
+error (GE ignores it silently); ``add_graph`` takes a snapshot, so editing the Graph object
+afterwards does not change what runs; ``add_graph`` returns 0 like GE-PY's implementation.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ge._options import check_options
+from ge.allocator import Allocator, MemBlock
+from ge.compiler.executable import CompiledGraph
+from ge.compiler.pipeline import copy_graph
+from ge.compiler.plan import Plan
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.ge_global.geapi import is_initialized
+from ge.graph.graph import Graph
+from ge.graph.tensor import Tensor
+from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import Placement
+from ge.runtime import memory
+from ge.runtime.stream import Stream, resolve_stream
+
+__all__ = ["Session"]
+
+
+def _check_graph_id(graph_id: object) -> int:
+    if isinstance(graph_id, bool) or not isinstance(graph_id, int):
+        raise GeTypeError(f"Graph_id must be an integer, got {type(graph_id).__name__}")
+    return graph_id
+
+
+def _check_inputs(inputs: object) -> list[Tensor]:
+    if not isinstance(inputs, (list, tuple)):
+        raise GeTypeError(f"inputs must be a list of ge.graph.Tensor, got {type(inputs).__name__}")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise GeTypeError(f"inputs[{i}] must be a ge.graph.Tensor, got {type(t).__name__}")
+    return list(inputs)
+
+
+def _stream_handle(stream: object, message: str) -> Stream:
+    if isinstance(stream, Stream):
+        return stream
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise GeTypeError(f"{message}, got {type(stream).__name__}")
+    return resolve_stream(stream)
+
+
+@dataclass
+class _Entry:
+    graph: Graph
+    options: dict[str, str]
+    compiled: CompiledGraph | None = None
+
+
+def _allocator_alloc(allocator: Allocator) -> Callable[[int], tuple[int, Callable[[], None]]]:
+    def alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
+        block = allocator.malloc(max(nbytes, 1))
+        if not isinstance(block, MemBlock) or block.size < nbytes:
+            raise GeError(
+                f"allocator {type(allocator).__name__}.malloc({nbytes}) returned "
+                f"{block!r}, not a MemBlock of at least {nbytes} bytes"
+            )
+        return block.addr, lambda: allocator.free(block)
+
+    return alloc
+
+
+def _device_alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
+    block = memory.malloc(max(nbytes, 1))
+    return block.addr, lambda: memory.free(block)
+
+
+class Session:
+    """A set of graphs to run; ``Session(options=None)`` (options: dict of str to str)."""
+
+    def __init__(self, options: dict[str, str] | None = None) -> None:
+        if options is not None and not isinstance(options, dict):
+            raise GeTypeError(f"Session options must be a dict, got {type(options).__name__}")
+        self._options = check_options(options, "Session options")
+        self._graphs: dict[int, _Entry] = {}
+        self._allocators: dict[int, Allocator] = {}
+        self._stream = Stream()
+        self._lock = threading.RLock()
+
+    # --- graphs ---------------------------------------------------------------------------------
+    def _require_init(self, api: str, graph_id: int) -> None:
+        if not is_initialized():
+            raise GeError(
+                api,
+                "GE is not initialized; call GeApi.ge_initialize(config) first",
+                graph_id=graph_id,
+            )
+
+    def add_graph(
+        self, graph_id: int, add_graph: Graph, options: dict[str, str] | None = None
+    ) -> int:
+        """Add ``add_graph`` under ``graph_id`` (a snapshot of it); returns 0."""
+        _check_graph_id(graph_id)
+        if not isinstance(add_graph, Graph):
+            raise GeTypeError(f"Add_graph must be a Graph, got {type(add_graph).__name__}")
+        graph_options = check_options(options, "add_graph options")
+        self._require_init("AddGraph", graph_id)
+        with self._lock:
+            if graph_id in self._graphs:
+                raise GeError(
+                    "AddGraph",
+                    f"a graph is already added under this id; call remove_graph({graph_id}) first",
+                    graph_id=graph_id,
+                )
+            try:
+                snapshot = copy_graph(add_graph)
+                snapshot.verify(ops=False)
+            except GeError as e:
+                raise GeError("AddGraph", str(e), graph_id=graph_id) from e
+            self._graphs[graph_id] = _Entry(snapshot, graph_options)
+        return 0
+
+    def remove_graph(self, graph_id: int) -> None:
+        _check_graph_id(graph_id)
+        self._require_init("RemoveGraph", graph_id)
+        with self._lock:
+            if self._graphs.pop(graph_id, None) is None:
+                raise GeError("RemoveGraph", "no graph is added under this id", graph_id=graph_id)
+
+    def _compiled(self, api: str, graph_id: int) -> CompiledGraph:
+        with self._lock:
+            entry = self._graphs.get(graph_id)
+            if entry is None:
+                raise GeError(
+                    api, "no graph is added under this id; call add_graph first", graph_id=graph_id
+                )
+            if entry.compiled is None:
+                try:
+                    entry.compiled = CompiledGraph(entry.graph)
+                except GeError as e:
+                    raise GeError(api, f"compiling the graph failed: {e}", graph_id=graph_id) from e
+            return entry.compiled
+
+    def _plan(self, api: str, graph_id: int, compiled: CompiledGraph, inputs: list[Tensor]) -> Plan:
+        try:
+            dtypes = [np.dtype(_numpy_type(t)) for t in inputs]
+            compiled.check_inputs(dtypes, [list(t.shape) for t in inputs])
+            return compiled.plan_for([list(t.shape) for t in inputs])
+        except GeValueError as e:
+            raise GeValueError(api, str(e), graph_id=graph_id) from e
+        except GeError as e:
+            raise GeError(api, str(e), graph_id=graph_id) from e
+
+    # --- running --------------------------------------------------------------------------------
+    def run_graph(self, graph_id: int, inputs: list[Tensor]) -> list[Tensor]:
+        """Run graph ``graph_id`` on ``inputs`` (``inputs[i]`` feeds the Data node with index
+        ``i``) and wait; returns the outputs as host tensors, in graph-output order."""
+        _check_graph_id(graph_id)
+        tensors = _check_inputs(inputs)
+        self._require_init("RunGraph", graph_id)
+        compiled = self._compiled("RunGraph", graph_id)
+        plan = self._plan("RunGraph", graph_id, compiled, tensors)
+        result: list[Any] = []
+
+        def run() -> None:
+            with _Staged(tensors) as addrs:
+                outputs, releases = compiled.execute(plan, addrs, _device_alloc)
+            try:
+                result.extend(_read_back(plan, outputs))
+            finally:
+                for release in releases:
+                    release()
+
+        self._stream.submit(run, name=f"graph {graph_id}")
+        try:
+            self._stream.synchronize()
+        except GeError as e:
+            raise GeError("RunGraph", str(e), graph_id=graph_id) from e
+        return result
+
+    def run_graph_with_stream_async(
+        self, graph_id: int, stream: Stream | int, inputs: list[Tensor]
+    ) -> list[Tensor]:
+        """Queue a run of ``graph_id`` on ``stream`` and return its outputs as device tensors
+        at once; read them after ``stream.synchronize()``."""
+        _check_graph_id(graph_id)
+        target = _stream_handle(stream, "Stream must be an integer")
+        tensors = _check_inputs(inputs)
+        self._require_init("RunGraphWithStreamAsync", graph_id)
+        compiled = self._compiled("RunGraphWithStreamAsync", graph_id)
+        plan = self._plan("RunGraphWithStreamAsync", graph_id, compiled, tensors)
+        allocator = self._allocators.get(target.handle)
+        alloc = _device_alloc if allocator is None else _allocator_alloc(allocator)
+        outputs: list[tuple[int, Callable[[], None]]] = []
+        try:
+            for buf in plan.outputs:
+                outputs.append(alloc(plan.buffers[buf].nbytes))
+        except BaseException:
+            for _, release in outputs:
+                release()
+            raise
+        addresses = [addr for addr, _ in outputs]
+
+        def run() -> None:
+            with _Staged(tensors) as addrs:
+                arena, free_arena = alloc(plan.arena_size)
+                try:
+                    plan.execute(plan.addresses(addrs, addresses, arena))
+                finally:
+                    free_arena()
+
+        target.submit(run, name=f"graph {graph_id}")
+        return [
+            Tensor._on_device(_desc_of(plan, buf), addr, plan.buffers[buf].nbytes, release)
+            for buf, (addr, release) in zip(plan.outputs, outputs, strict=True)
+        ]
+
+    # --- allocators -----------------------------------------------------------------------------
+    def register_external_allocator(self, stream: Stream | int, allocator: Allocator) -> None:
+        """Serve outputs and workspace of async runs on ``stream`` from ``allocator``."""
+        target = _stream_handle(stream, "stream must be an integer")
+        if not isinstance(allocator, Allocator):
+            raise GeTypeError(
+                f"allocator must be a ge.allocator.Allocator, got {type(allocator).__name__}"
+            )
+        self._allocators[target.handle] = allocator
+
+    def unregister_external_allocator(self, stream: Stream | int) -> None:
+        target = _stream_handle(stream, "stream must be an integer")
+        if self._allocators.pop(target.handle, None) is None:
+            raise GeError(
+                "UnregisterExternalAllocator",
+                "no allocator is registered for this stream",
+                stream=target.handle,
+            )
+
+    def __copy__(self) -> NoReturn:
+        raise GeError("Session does not support copy")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise GeError("Session does not support deepcopy")
+
+
+def _numpy_type(tensor: Tensor) -> np.dtype[Any]:
+    from ge.graph._dtypes import numpy_dtype  # noqa: PLC0415
+
+    return numpy_dtype(tensor.data_type)
+
+
+def _desc_of(plan: Plan, buf: int) -> TensorDesc:
+    from ge.graph._dtypes import data_type_from_numpy  # noqa: PLC0415
+
+    spec = plan.buffers[buf]
+    return TensorDesc(list(spec.shape), data_type=data_type_from_numpy(spec.dtype))
+
+
+def _read_back(plan: Plan, outputs: Sequence[int]) -> list[Tensor]:
+    tensors = []
+    for buf, addr in zip(plan.outputs, outputs, strict=True):
+        spec = plan.buffers[buf]
+        raw = memory.device_view(addr, spec.nbytes).tobytes()
+        tensors.append(Tensor._from_parts(_desc_of(plan, buf), raw))
+    return tensors
+
+
+class _Staged:
+    """Device addresses of the inputs: device tensors as they are, host ones copied in."""
+
+    def __init__(self, tensors: Sequence[Tensor]) -> None:
+        self._tensors = tensors
+        self._blocks: list[MemBlock] = []
+
+    def __enter__(self) -> list[int]:
+        addrs = []
+        for tensor in self._tensors:
+            if tensor.placement == Placement.PLACEMENT_DEVICE:
+                addrs.append(tensor.addr)
+                continue
+            data = np.ascontiguousarray(tensor.numpy())
+            block = memory.malloc(max(data.nbytes, 1))
+            self._blocks.append(block)
+            memory.memcpy_h2d(block.addr, data)
+            addrs.append(block.addr)
+        return addrs
+
+    def __exit__(self, *exc: object) -> None:
+        for block in self._blocks:
+            memory.free(block)

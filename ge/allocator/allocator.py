@@ -16,17 +16,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import numpy as np
+
 from ge.error import GeTypeError, GeValueError
 
 __all__ = ["Allocator", "MemBlock"]
 
 
 def _check_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise GeTypeError(f"{what} must be an integer, got {type(value).__name__}")
     if value < 0:
         raise GeValueError(f"{what} must be >= 0, got {value}")
-    return value
+    return int(value)
 
 
 class MemBlock:

@@ -3,7 +3,9 @@
 A graph whose inputs all have known shapes gets its plan at compile time and never infers
 again. A graph with ``-1`` dims gets one plan per distinct set of input shapes, built on the
 first run with those shapes (GE's runtime infers from the actual inputs the same way) and
-cached. Control-flow nodes run their subgraphs through nested ``CompiledGraph``s.
+cached. Control-flow nodes run their subgraphs through nested ``CompiledGraph``s. Decision:
+when an output shape depends on input *values* (a Reshape whose target is fed at run time),
+there is no static plan yet; such a graph runs on the reference interpreter.
 
     >>> import numpy as np
     >>> from ge.es import GraphBuilder
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.lower import lower_graph
+from ge.compiler.lower import ValueDependentShapeError, lower_graph
 from ge.compiler.pipeline import copy_graph, optimize_graph
 from ge.compiler.plan import Plan
 from ge.error import GeError, GeValueError
@@ -33,6 +35,7 @@ from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import _subgraph_slot, graph_output_descs, infer_graph
+from ge.ops.interpreter import _run as run_reference
 from ge.ops.registry import get_op
 from ge.runtime import memory
 
@@ -90,7 +93,7 @@ class CompiledGraph:
             )
         self.inputs = [InputSpec(i, by_slot[i]) for i in range(len(by_slot))]
         self.output_descs = graph_output_descs(self.graph)
-        self._plans: dict[tuple[tuple[int, ...], ...], Plan] = {}
+        self._plans: dict[tuple[tuple[int, ...], ...], Plan | None] = {}
         self._lock = threading.Lock()
         self._subgraphs: dict[int, CompiledGraph] = {}
         self.static = all(-1 not in s.shape and s.shape != [-2] for s in self.inputs)
@@ -98,16 +101,19 @@ class CompiledGraph:
             self.plan_for([tuple(s.shape) for s in self.inputs])
 
     # --- plans ----------------------------------------------------------------------------------
-    def plan_for(self, shapes: Sequence[Sequence[int]]) -> Plan:
+    def plan_for(self, shapes: Sequence[Sequence[int]]) -> Plan | None:
+        """The plan for these input shapes, or ``None`` when output shapes depend on input
+        values (the graph then runs on the reference interpreter, see ``run_arrays``)."""
         key = tuple(tuple(int(d) for d in s) for s in shapes)
-        plan = self._plans.get(key)
-        if plan is None:
-            with self._lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = self._build(key)
-                    self._plans[key] = plan
-        return plan
+        if key in self._plans:
+            return self._plans[key]
+        with self._lock:
+            if key not in self._plans:
+                try:
+                    self._plans[key] = self._build(key)
+                except ValueDependentShapeError:
+                    self._plans[key] = None
+            return self._plans[key]
 
     def _build(self, shapes: tuple[tuple[int, ...], ...]) -> Plan:
         graph = self.graph
@@ -177,6 +183,8 @@ class CompiledGraph:
         values = [np.asarray(a) for a in arrays]
         self.check_inputs([v.dtype for v in values], [v.shape for v in values])
         plan = self.plan_for([v.shape for v in values])
+        if plan is None:
+            return [np.array(r, copy=True) for r in run_reference(self.graph, values, self._offset)]
         staged = []
         try:
             for value in values:

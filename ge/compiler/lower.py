@@ -31,17 +31,21 @@ from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
 from ge.runtime import memory
 
-__all__ = ["LowerContext", "SubgraphRunner", "lower_graph"]
+__all__ = ["LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
 
 SubgraphRunner = Callable[[Graph, Sequence[np.ndarray], int], list[np.ndarray]]
+
+
+class ValueDependentShapeError(GeError):
+    """A shape stays unknown with concrete input shapes: it depends on input *values*
+    (e.g. a Reshape whose target shape is a graph input), so no static plan exists."""
 
 
 def spec_of(desc: TensorDesc, kind: BufferKind, index: int) -> BufferSpec:
     shape = tuple(desc._shape)
     if any(d < 0 for d in shape):
-        raise GraphError(
-            f"cannot lower a tensor of unknown shape {list(shape)}; infer with "
-            f"concrete input shapes first"
+        raise ValueDependentShapeError(
+            f"a tensor of shape {list(shape)} stays unknown with concrete input shapes"
         )
     return BufferSpec(kind, index, shape, numpy_dtype(desc._data_type))
 

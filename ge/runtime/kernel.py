@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ge._device.memory import device_memory
+from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime.stream import Stream, resolve_stream
@@ -72,7 +72,10 @@ def kernel_array(addr: int, count: int, dtype: Any) -> np.ndarray:
     compiling it) it is a numpy view, checked against live device memory.
     """
     np_dtype = np.dtype(dtype)
-    view = device_memory().view(int(addr), int(count) * np_dtype.itemsize)
+    try:
+        view = device_memory().view(int(addr), int(count) * np_dtype.itemsize)
+    except DeviceMemoryError as e:
+        raise GeValueError(f"kernel_array: {e}") from None
     array: np.ndarray = view.view(np_dtype)
     return array
 
@@ -93,8 +96,8 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
     arrays, raising exceptions with Python objects)."""
     if not callable(py_kernel):
         raise GeTypeError(f"py_kernel must be a function, got {type(py_kernel).__name__}")
-    if not isinstance(name, str) or not name.isidentifier():
-        raise GeValueError(f"name must be an identifier, got {name!r}")
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise GeValueError(f"name must be an ASCII identifier, got {name!r}")
     from ge.runtime import _numba_kernels  # noqa: PLC0415  (imports numba only when compiling)
 
     ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX)
@@ -140,7 +143,25 @@ def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
         raise GeValueError("kernel binary is corrupt (unreadable header or body)") from None
     if not isinstance(header, dict) or header.get("version") != _FORMAT_VERSION:
         raise GeValueError(f"kernel binary format {header!r} is not supported")
+    functions = header.get("functions")
+    well_formed = (
+        isinstance(functions, list)
+        and all(isinstance(f, str) and f.isidentifier() for f in functions)
+        and isinstance(header.get("cpu", ""), str)
+        and isinstance(header.get("features", ""), str)
+    )
+    if not well_formed:
+        raise GeValueError("kernel binary is corrupt (malformed header fields)")
     return header, ir
+
+
+def _unresolved_symbols(module: Any) -> list[str]:
+    """External functions/globals of ``module`` this process cannot supply (calling one would
+    jump to address 0)."""
+    process = ctypes.CDLL(None)
+    names = [f.name for f in module.functions if f.is_declaration]
+    names += [g.name for g in module.global_variables if g.is_declaration]
+    return [n for n in names if not n.startswith("llvm.") and not hasattr(process, n)]
 
 
 def _missing_features(wanted: str, have: str) -> list[str]:
@@ -186,6 +207,12 @@ class KernelBinary:
             module.verify()
         except RuntimeError as e:
             raise GeValueError(f"kernel binary is corrupt: {e}") from None
+        missing_symbols = _unresolved_symbols(module)
+        if missing_symbols:
+            raise GeValueError(
+                f"kernel binary needs symbols this process does not have: "
+                f"{', '.join(missing_symbols[:8])}"
+            )
         target = llvm.Target.from_default_triple()
         machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=3)
         self._engine = llvm.create_mcjit_compiler(module, machine)

@@ -41,11 +41,11 @@ def _check_addr(addr: object, what: str = "addr") -> int:
 
 def malloc(size: int) -> MemBlock:
     """Allocate ``size`` bytes of device memory (64-byte aligned)."""
-    if isinstance(size, bool) or not isinstance(size, int):
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise GeTypeError(f"size must be an integer, got {type(size).__name__}")
     if size < 0:
         raise GeValueError(f"size must be >= 0, got {size}")
-    return MemBlock(device_memory().malloc(size, owner="ge.runtime.malloc"), size)
+    return MemBlock(device_memory().malloc(int(size), owner="ge.runtime.malloc"), int(size))
 
 
 def free(block: MemBlock | int) -> None:
@@ -60,6 +60,8 @@ def free(block: MemBlock | int) -> None:
 def device_view(addr: int, nbytes: int) -> np.ndarray:
     """A writable uint8 numpy view of ``[addr, addr + nbytes)`` (``ValueError`` if that range is
     not inside one live allocation)."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
+        raise GeTypeError(f"nbytes must be an integer, got {type(nbytes).__name__}")
     try:
         return device_memory().view(_check_addr(addr), int(nbytes))
     except DeviceMemoryError as e:

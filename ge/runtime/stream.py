@@ -35,11 +35,12 @@ _STREAMS: weakref.WeakValueDictionary[int, Stream] = weakref.WeakValueDictionary
 
 
 class _Task:
-    __slots__ = ("fn", "name")
+    __slots__ = ("always", "fn", "name")
 
-    def __init__(self, fn: Callable[[], Any], name: str) -> None:
+    def __init__(self, fn: Callable[[], Any], name: str, always: bool = False) -> None:
         self.fn = fn
         self.name = name
+        self.always = always  # runs even behind a failure (event records: others wait on them)
 
 
 class Stream:
@@ -61,14 +62,14 @@ class Stream:
         """An integer id; ge APIs accept it wherever they accept the stream."""
         return self._handle
 
-    def submit(self, fn: Callable[[], Any], name: str = "") -> None:
+    def submit(self, fn: Callable[[], Any], name: str = "", *, always: bool = False) -> None:
         """Queue ``fn()`` to run after everything already queued on this stream."""
         if not callable(fn):
             raise GeTypeError(f"fn must be callable, got {type(fn).__name__}")
         with self._cond:
             if self._closed:
                 raise GeError(f"stream {self._handle} is closed")
-            self._queue.append(_Task(fn, name or getattr(fn, "__name__", "task")))
+            self._queue.append(_Task(fn, name or getattr(fn, "__name__", "task"), always))
             if self._worker is None:
                 self._worker = threading.Thread(
                     target=self._run, name=f"ge-stream-{self._handle}", daemon=True
@@ -84,7 +85,7 @@ class Stream:
                 if not self._queue:
                     return
                 task = self._queue.popleft()
-                skip = self._error is not None
+                skip = self._error is not None and not task.always
                 self._busy = True
             try:
                 if not skip:
@@ -152,7 +153,7 @@ class Event:
         with self._cond:
             self._recorded += 1
             point = self._recorded
-        s.submit(lambda: self._reach(point), name="record_event")
+        s.submit(lambda: self._reach(point), name="record_event", always=True)
 
     def _reach(self, point: int) -> None:
         with self._cond:

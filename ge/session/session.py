@@ -153,7 +153,9 @@ class Session:
                     raise GeError(api, f"compiling the graph failed: {e}", graph_id=graph_id) from e
             return entry.compiled
 
-    def _plan(self, api: str, graph_id: int, compiled: CompiledGraph, inputs: list[Tensor]) -> Plan:
+    def _plan(
+        self, api: str, graph_id: int, compiled: CompiledGraph, inputs: list[Tensor]
+    ) -> Plan | None:
         try:
             dtypes = [np.dtype(_numpy_type(t)) for t in inputs]
             compiled.check_inputs(dtypes, [list(t.shape) for t in inputs])
@@ -175,6 +177,10 @@ class Session:
         result: list[Any] = []
 
         def run() -> None:
+            if plan is None:  # value-dependent shapes: the reference interpreter runs it
+                arrays = compiled.run_arrays([t.numpy() for t in tensors])
+                result.extend(Tensor.from_numpy(a) for a in arrays)
+                return
             with _Staged(tensors) as addrs:
                 outputs, releases = compiled.execute(plan, addrs, _device_alloc)
             try:
@@ -201,6 +207,13 @@ class Session:
         self._require_init("RunGraphWithStreamAsync", graph_id)
         compiled = self._compiled("RunGraphWithStreamAsync", graph_id)
         plan = self._plan("RunGraphWithStreamAsync", graph_id, compiled, tensors)
+        if plan is None:
+            raise GeError(
+                "RunGraphWithStreamAsync",
+                "the graph's output shapes depend on input values, so its outputs cannot be "
+                "allocated before it runs; use run_graph",
+                graph_id=graph_id,
+            )
         allocator = self._allocators.get(target.handle)
         alloc = _device_alloc if allocator is None else _allocator_alloc(allocator)
         outputs: list[tuple[int, Callable[[], None]]] = []

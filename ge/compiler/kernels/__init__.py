@@ -13,3 +13,10 @@ __all__ = ["LOWERINGS"]
 
 Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
 LOWERINGS: dict[str, Lowering] = {}
+
+
+def _register_builtin() -> None:
+    from ge.compiler.kernels import elementwise  # noqa: F401, PLC0415  (fills LOWERINGS)
+
+
+_register_builtin()

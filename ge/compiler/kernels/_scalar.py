@@ -1,0 +1,131 @@
+"""Scalar helpers that generated kernels call (Numba-compiled, inlined into each kernel).
+
+Half types: numpy stores float16 and bfloat16 in 2 bytes, Numba cannot compute with them, so
+kernels read their bits as uint16, compute in float32 (as GE's kernels do) and round back to
+nearest-even when storing. Integer division truncates toward zero and gives 0 for a zero
+divisor (ge's documented rule, see ge.ops.elementwise).
+
+Imported only when a kernel is compiled (it imports Numba).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types as nt
+from numba.extending import intrinsic
+
+__all__ = ["HELPERS"]
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def f32_bits(typingctx: Any, x: Any) -> Any:
+    """The IEEE bits of a float32, as uint32 (a register bit-cast, no memory)."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return nt.uint32(nt.float32), codegen
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def bits_f32(typingctx: Any, x: Any) -> Any:
+    """The float32 whose IEEE bits are the given uint32."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return nt.float32(nt.uint32), codegen
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def f16_to_f32(bits: int) -> Any:
+    b = np.uint32(bits)
+    sign = (b >> np.uint32(15)) & np.uint32(1)
+    exp = (b >> np.uint32(10)) & np.uint32(0x1F)
+    frac = b & np.uint32(0x3FF)
+    if exp == 0:
+        value = np.float32(frac) * np.float32(2.0**-24)
+    elif exp == 31:
+        value = np.float32(np.inf) if frac == 0 else np.float32(np.nan)
+    else:
+        value = np.float32(
+            (np.float32(frac) / np.float32(1024.0) + np.float32(1.0))
+            * np.float32(2.0 ** (np.int32(exp) - 15))
+        )
+    return -value if sign else value
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def f32_to_f16(value: float) -> Any:
+    x = np.float32(value)
+    sign = np.uint32(0x8000) if math.copysign(1.0, x) < 0 else np.uint32(0)
+    if math.isnan(x):
+        return np.uint16(sign | np.uint32(0x7E00))
+    ax = abs(np.float64(x))
+    if ax >= 65520.0:
+        return np.uint16(sign | np.uint32(0x7C00))
+    if ax < 2.0**-24 * 0.5:
+        return np.uint16(sign)
+    if ax < 2.0**-14:  # subnormal: multiples of 2**-24, ties to even
+        q = ax / 2.0**-24
+        r = np.float64(np.floor(q))
+        diff = q - r
+        n = np.int64(r)
+        if diff > 0.5 or (diff == 0.5 and n % 2 == 1):
+            n += 1
+        return np.uint16(sign | np.uint32(n))
+    e = np.int64(math.floor(math.log2(ax)))
+    if 2.0**e > ax:
+        e -= 1
+    m = ax / 2.0**e - 1.0  # in [0, 1)
+    q = m * 1024.0
+    r = np.float64(np.floor(q))
+    diff = q - r
+    n = np.int64(r)
+    if diff > 0.5 or (diff == 0.5 and n % 2 == 1):
+        n += 1
+    if n == 1024:
+        n = 0
+        e += 1
+    if e > 15:
+        return np.uint16(sign | np.uint32(0x7C00))
+    return np.uint16(sign | np.uint32((e + 15) << 10) | np.uint32(n))
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def bf16_to_f32(bits: int) -> Any:
+    return bits_f32(np.uint32(bits) << np.uint32(16))
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def f32_to_bf16(value: float) -> Any:
+    x = np.float32(value)
+    bits = f32_bits(x)
+    if math.isnan(x):
+        return np.uint16((bits >> np.uint32(16)) | np.uint32(0x40))
+    rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
+    return np.uint16((bits + rounding) >> np.uint32(16))
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def int_div(a: int, b: int) -> int:
+    if b == 0:
+        return 0
+    q = a // b
+    if q * b != a and (a < 0) != (b < 0):
+        q += 1
+    return q
+
+
+HELPERS = {
+    "f16_to_f32": f16_to_f32,
+    "f32_to_f16": f32_to_f16,
+    "bf16_to_f32": bf16_to_f32,
+    "f32_to_bf16": f32_to_bf16,
+    "int_div": int_div,
+}

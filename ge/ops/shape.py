@@ -348,7 +348,7 @@ register_op_def(
 
 # --- StridedSlice / Slice ----------------------------------------------------------------------
 def _strided_index(
-    ctx: InferContext | ExecContext, begin: list[int], end: list[int], strides: list[int]
+    ctx: Any, begin: list[int], end: list[int], strides: list[int]
 ) -> tuple[Any, ...]:
     if not len(begin) == len(end) == len(strides):
         raise InferError(f"begin {begin}, end {end}, strides {strides} differ in length")

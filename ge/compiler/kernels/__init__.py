@@ -16,7 +16,11 @@ LOWERINGS: dict[str, Lowering] = {}
 
 
 def _register_builtin() -> None:
-    from ge.compiler.kernels import elementwise  # noqa: F401, PLC0415  (fills LOWERINGS)
+    from ge.compiler.kernels import (  # noqa: F401, PLC0415  (they fill LOWERINGS)
+        elementwise,
+        movement,
+        reduction,
+    )
 
 
 _register_builtin()

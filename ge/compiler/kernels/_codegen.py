@@ -38,11 +38,19 @@ def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
     with _LOCK:
         function = _CACHE.get(key)
         if function is None:
-            from ge.compiler.kernels._scalar import HELPERS  # noqa: PLC0415  (imports numba)
+            import numba  # noqa: PLC0415  (compiling kernels is what needs Numba)
+
+            from ge.compiler.kernels._scalar import HELPERS  # noqa: PLC0415
 
             if os.environ.get("GE_KERNEL_SOURCE"):
                 print(f"# ge kernel {key[:12]}\n{source}")
-            namespace = {"np": np, "math": math, "kernel_array": kernel_array, **HELPERS}
+            namespace = {
+                "np": np,
+                "math": math,
+                "numba": numba,
+                "kernel_array": kernel_array,
+                **HELPERS,
+            }
             exec(compile(source, f"<ge kernel {key[:12]}>", "exec"), namespace)
             binary = load_kernel_binary(compile_kernel(namespace[name], f"k_{key[:16]}"))
             _BINARIES.append(binary)

@@ -1,0 +1,399 @@
+"""Kernels for data movement: one affine copy kernel per element size serves them all.
+
+``out[base_o + sum_k i_k * so_k] = in[base_i + sum_k src_k * si_k]`` over the output index
+``(i_0 .. i_{R-1})``, with ``src_k = (start_k + i_k * step_k)`` taken modulo ``mod_k`` when that
+is positive (Tile) and the element written as zero when ``src_k`` falls outside
+``[0, bound_k)`` with ``bound_k`` positive (Pad). Transpose, Slice, StridedSlice, Reshape and
+friends, BroadcastTo, Tile, Pad are one launch; ConcatV2 and SplitV one launch per piece.
+Elements are moved as unsigned integers of their size, so one kernel serves every dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels.elementwise import block_dim_for
+from ge.compiler.lower import LowerContext
+from ge.compiler.plan import BufferSpec, HostTask, KernelTask
+from ge.ops.shape import _ints, _pairs, _perm, _slice_index, _split_sizes, _strided_index
+
+__all__ = ["MAX_RANK", "Affine", "affine_task"]
+
+MAX_RANK = 6
+_UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
+
+
+def _source(itemsize: int) -> str:
+    t = _UINT[itemsize]
+    r = range(MAX_RANK)
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[2], {t})",
+        f"    src = kernel_array(args[1], args[3], {t})",
+        "    n = args[4]",
+    ]
+    at = 5
+    for name in ("d", "so", "start", "step", "si", "mod", "bound"):
+        lines += [f"    {name}{k} = args[{at + k}]" for k in r]
+        at += MAX_RANK
+    lines += [
+        f"    base_o = args[{at}]",
+        f"    base_i = args[{at + 1}]",
+        "    chunk = (n + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        "    stop = min(n, begin + chunk)",
+        "    for i in range(begin, stop):",
+        "        rest = i",
+        "        o = base_o",
+        "        s = base_i",
+        "        inside = True",
+    ]
+    for k in reversed(r):
+        lines += [
+            f"        i{k} = rest % d{k}",
+            f"        rest = rest // d{k}",
+            f"        c{k} = start{k} + i{k} * step{k}",
+            f"        if mod{k} > 0:",
+            f"            c{k} = c{k} % mod{k}",
+            f"        if bound{k} > 0 and (c{k} < 0 or c{k} >= bound{k}):",
+            "            inside = False",
+            f"        o += i{k} * so{k}",
+            f"        s += c{k} * si{k}",
+        ]
+    lines += [
+        "        if inside:",
+        "            out[o] = src[s]",
+        "        else:",
+        "            out[o] = 0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+@dataclass
+class Affine:
+    """One affine copy over ``dims`` (the iteration space, outermost first)."""
+
+    dims: list[int]
+    out_strides: list[int]
+    start: list[int]
+    step: list[int]
+    in_strides: list[int]
+    mod: list[int] = field(default_factory=list)
+    bound: list[int] = field(default_factory=list)
+    out_base: int = 0
+    in_base: int = 0
+
+    def padded(self) -> list[list[int]]:
+        pad = MAX_RANK - len(self.dims)
+        rows = [
+            self.dims,
+            self.out_strides,
+            self.start,
+            self.step,
+            self.in_strides,
+            self.mod or [0] * len(self.dims),
+            self.bound or [0] * len(self.dims),
+        ]
+        fill = [1, 0, 0, 0, 0, 0, 0]
+        return [[f] * pad + list(row) for row, f in zip(rows, fill, strict=True)]
+
+
+def affine_task(ctx: LowerContext, src: int, dst: int, copy: Affine) -> KernelTask | None:
+    """The launch moving ``src`` to ``dst`` as ``copy`` says (``None`` above ``MAX_RANK``)."""
+    if len(copy.dims) > MAX_RANK:
+        return None
+    in_spec, out_spec = ctx.spec(src), ctx.spec(dst)
+    itemsize = out_spec.dtype.itemsize
+    if itemsize not in _UINT or in_spec.dtype.itemsize != itemsize:
+        return None
+    n = int(np.prod(copy.dims, dtype=np.int64)) if copy.dims else 1
+    count_out = max(int(np.prod(out_spec.shape, dtype=np.int64)), 1)
+    count_in = max(int(np.prod(in_spec.shape, dtype=np.int64)), 1)
+    template = [0, 0, count_out, count_in, n]
+    for row in copy.padded():
+        template += row
+    template += [copy.out_base, copy.in_base]
+    return KernelTask(
+        ctx.node.name,
+        kernel_from_source(_source(itemsize)),
+        block_dim_for(n),
+        np.asarray(template, np.int64),
+        np.asarray([0, 1], np.int64),
+        np.asarray([dst, src], np.int64),
+        np.zeros(2, np.int64),
+    )
+
+
+def _one(ctx: LowerContext, copy: Affine | None) -> list[KernelTask | HostTask] | None:
+    src = ctx.inputs[0]
+    if copy is None or src is None:
+        return None
+    task = affine_task(ctx, src, ctx.outputs[0], copy)
+    return None if task is None else [task]
+
+
+def _flat_copy(ctx: LowerContext) -> Affine:
+    n = int(np.prod(ctx.spec(ctx.outputs[0]).shape, dtype=np.int64))
+    return Affine([n], [1], [0], [1], [1])
+
+
+def _view_of(spec: BufferSpec) -> tuple[list[int], list[int]]:
+    return list(spec.shape), _contiguous_strides(spec.shape)
+
+
+def _const(ctx: LowerContext, port: int) -> np.ndarray | None:
+    edge = ctx.node._in_edges[port]
+    if edge is None or edge[0].type != "Const":
+        return None
+    from ge.compiler._graphs import const_array  # noqa: PLC0415
+
+    return const_array(edge[0])
+
+
+def lower_reshape(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    return _one(ctx, _flat_copy(ctx))
+
+
+def lower_transpose(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    perm_value = _const(ctx, 1)
+    if perm_value is None:
+        return None
+    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))  # type: ignore[arg-type]
+    perm = _perm(perm_value, len(in_shape))
+    dims = [in_shape[p] for p in perm]
+    return _one(
+        ctx,
+        Affine(
+            dims,
+            _contiguous_strides(dims),
+            [0] * len(dims),
+            [1] * len(dims),
+            [in_strides[p] for p in perm],
+        ),
+    )
+
+
+def _gather_index(ctx: LowerContext, index: Any) -> Affine | None:
+    """The affine copy equivalent to ``x[index]`` (basic indexing), from flat index probes."""
+    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))  # type: ignore[arg-type]
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    flat = np.arange(int(np.prod(in_shape, dtype=np.int64)) or 1, dtype=np.int64)
+    try:
+        picked = flat[: int(np.prod(in_shape, dtype=np.int64))].reshape(in_shape)[index]
+    except (IndexError, ValueError):
+        return None
+    picked = np.asarray(picked).reshape(out_shape)
+    if picked.size == 0:
+        return Affine(
+            out_shape,
+            _contiguous_strides(out_shape),
+            [0] * len(out_shape),
+            [0] * len(out_shape),
+            [0] * len(out_shape),
+        )
+    # Basic indexing is affine in each output dim: read the strides off neighbours.
+    base = int(picked.reshape(-1)[0])
+    steps = []
+    for k in range(len(out_shape)):
+        if out_shape[k] > 1:
+            at = [0] * len(out_shape)
+            at[k] = 1
+            steps.append(int(picked[tuple(at)]) - base)
+        else:
+            steps.append(0)
+    rebuilt = (
+        base
+        + sum(np.indices(out_shape, dtype=np.int64)[k] * steps[k] for k in range(len(out_shape)))
+        if out_shape
+        else base
+    )
+    if not np.array_equal(np.asarray(rebuilt).reshape(picked.shape), picked):
+        return None
+    del in_strides
+    return Affine(
+        out_shape,
+        _contiguous_strides(out_shape),
+        [0] * len(out_shape),
+        steps,
+        [1] * len(out_shape),
+        in_base=base,
+    )
+
+
+def lower_slice(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    offsets, size = _const(ctx, 1), _const(ctx, 2)
+    if offsets is None or size is None:
+        return None
+    shape = list(ctx.spec(ctx.inputs[0]).shape)  # type: ignore[arg-type]
+    return _one(ctx, _gather_index(ctx, _slice_index(shape, _ints(offsets), _ints(size))))
+
+
+def lower_strided_slice(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    values = [_const(ctx, p) for p in (1, 2, 3)]
+    if any(v is None for v in values):
+        return None
+    index = _strided_index(ctx, *(_ints(v) for v in values))
+    return _one(ctx, _gather_index(ctx, index))
+
+
+def _broadcast(ctx: LowerContext, in_spec: BufferSpec, out_shape: list[int]) -> Affine:
+    rank = len(out_shape)
+    shape = [1] * (rank - len(in_spec.shape)) + list(in_spec.shape)
+    strides = [0] * (rank - len(in_spec.shape)) + _contiguous_strides(in_spec.shape)
+    in_strides = [0 if shape[k] == 1 and out_shape[k] != 1 else strides[k] for k in range(rank)]
+    return Affine(out_shape, _contiguous_strides(out_shape), [0] * rank, [1] * rank, in_strides)
+
+
+def lower_broadcast_to(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    return _one(ctx, _broadcast(ctx, ctx.spec(ctx.inputs[0]), out_shape))  # type: ignore[arg-type]
+
+
+def lower_fill(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    value = ctx.inputs[1]
+    if value is None:
+        return None
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    rank = len(out_shape)
+    copy = Affine(out_shape, _contiguous_strides(out_shape), [0] * rank, [0] * rank, [0] * rank)
+    task = affine_task(ctx, value, ctx.outputs[0], copy)
+    return None if task is None else [task]
+
+
+def lower_tile(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))  # type: ignore[arg-type]
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    rank = len(out_shape)
+    return _one(
+        ctx,
+        Affine(
+            out_shape,
+            _contiguous_strides(out_shape),
+            [0] * rank,
+            [1] * rank,
+            in_strides,
+            mod=[max(d, 1) for d in in_shape],
+        ),
+    )
+
+
+def lower_pad(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    paddings = _const(ctx, 1)
+    if paddings is None:
+        return None
+    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))  # type: ignore[arg-type]
+    if 0 in in_shape:
+        return None  # all padding: the reference handles it
+    pairs = _pairs(paddings, len(in_shape))
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    rank = len(out_shape)
+    return _one(
+        ctx,
+        Affine(
+            out_shape,
+            _contiguous_strides(out_shape),
+            [-a for a, _ in pairs],
+            [1] * rank,
+            in_strides,
+            bound=in_shape,
+        ),
+    )
+
+
+def lower_concat(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    axis_value = _const(ctx, len(ctx.inputs) - 1)
+    if axis_value is None or any(b is None for b in ctx.inputs):
+        return None
+    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
+    axis = int(_ints(axis_value)[0]) % len(out_shape)
+    out_strides = _contiguous_strides(out_shape)
+    tasks: list[KernelTask | HostTask] = []
+    offset = 0
+    for buf in ctx.inputs[:-1]:
+        assert buf is not None
+        spec = ctx.spec(buf)
+        if spec.dtype != ctx.spec(ctx.outputs[0]).dtype:
+            return None
+        dims, strides = _view_of(spec)
+        task = affine_task(
+            ctx,
+            buf,
+            ctx.outputs[0],
+            Affine(
+                dims,
+                out_strides,
+                [0] * len(dims),
+                [1] * len(dims),
+                strides,
+                out_base=offset * out_strides[axis],
+            ),
+        )
+        if task is None:
+            return None
+        tasks.append(task)
+        offset += dims[axis]
+    return tasks
+
+
+def lower_split(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    sizes_value, axis_value = _const(ctx, 1), _const(ctx, 2)
+    if sizes_value is None or axis_value is None or ctx.inputs[0] is None:
+        return None
+    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))
+    axis = int(_ints(axis_value)[0]) % len(in_shape)
+    sizes = _split_sizes(_ints(sizes_value), in_shape[axis], ctx.attrs["num_split"])
+    tasks: list[KernelTask | HostTask] = []
+    offset = 0
+    for buf, size in zip(ctx.outputs, sizes, strict=True):
+        dims = list(ctx.spec(buf).shape)
+        task = affine_task(
+            ctx,
+            ctx.inputs[0],
+            buf,
+            Affine(
+                dims,
+                _contiguous_strides(dims),
+                [0] * len(dims),
+                [1] * len(dims),
+                in_strides,
+                in_base=offset * in_strides[axis],
+            ),
+        )
+        if task is None:
+            return None
+        tasks.append(task)
+        offset += size
+    return tasks
+
+
+LOWERINGS.update(
+    {
+        "Reshape": lower_reshape,
+        "Squeeze": lower_reshape,
+        "Unsqueeze": lower_reshape,
+        "ExpandDims": lower_reshape,
+        "Transpose": lower_transpose,
+        "Slice": lower_slice,
+        "StridedSlice": lower_strided_slice,
+        "BroadcastTo": lower_broadcast_to,
+        "Tile": lower_tile,
+        "Pad": lower_pad,
+        "ConcatV2": lower_concat,
+        "SplitV": lower_split,
+        "Fill": lower_fill,
+    }
+)

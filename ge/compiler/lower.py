@@ -11,7 +11,7 @@ one arena, reusing space by liveness.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,10 +60,28 @@ class LowerContext:
     inputs: list[int | None]  # buffer id per input port (None: unconnected optional)
     outputs: list[int]  # buffer id per output port
     plan: Plan
-    const_inputs: list[np.ndarray | None] = field(default_factory=list)
+    run_subgraph: SubgraphRunner | None = None
 
     def spec(self, buffer: int) -> BufferSpec:
         return self.plan.buffers[buffer]
+
+    def constant(self, value: np.ndarray) -> int:
+        """A plan-owned constant buffer holding ``value`` (device memory)."""
+        array = np.ascontiguousarray(value)
+        buf = self.plan.add_buffer(
+            BufferSpec(BufferKind.CONST, len(self.plan.const_addrs), array.shape, array.dtype)
+        )
+        block = memory.malloc(max(array.nbytes, 1))
+        memory.memcpy_h2d(block.addr, array)
+        self.plan.const_addrs[buf] = block.addr
+        self.plan.keep_alive.append(block)
+        return buf
+
+    def reference_task(self) -> HostTask:
+        """The node computed by its op's numpy reference on views of the device buffers (and,
+        for control flow, subgraphs run by ``run_subgraph``: compiled plans of their own)."""
+        assert self.run_subgraph is not None
+        return _reference_task(self, self.run_subgraph)
 
 
 def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask:
@@ -138,7 +156,7 @@ def _lower_node(
     outputs = [plan.add_buffer(spec_of(d, BufferKind.INTERMEDIATE, 0)) for d in node._output_descs]
     for port, buf in enumerate(outputs):
         port_buf[(id(node), port)] = buf
-    ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan)
+    ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan, run_subgraph)
     lowering = LOWERINGS.get(op.type)
     tasks = lowering(ctx) if lowering is not None else None
     plan.tasks += tasks if tasks is not None else [_reference_task(ctx, run_subgraph)]

@@ -17,7 +17,9 @@ LOWERINGS: dict[str, Lowering] = {}
 
 def _register_builtin() -> None:
     from ge.compiler.kernels import (  # noqa: F401, PLC0415  (they fill LOWERINGS)
+        control,
         elementwise,
+        matmul,
         movement,
         reduction,
     )

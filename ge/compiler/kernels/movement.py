@@ -380,8 +380,20 @@ def lower_split(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return tasks
 
 
+def lower_shape(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    """Shape's result is known when the plan is built: copy it from a plan constant."""
+    out = ctx.spec(ctx.outputs[0])
+    dims = np.asarray(ctx.spec(ctx.inputs[0]).shape, dtype=out.dtype)  # type: ignore[arg-type]
+    if dims.size == 0:
+        return None
+    copy = Affine([dims.size], [1], [0], [1], [1])
+    task = affine_task(ctx, ctx.constant(dims), ctx.outputs[0], copy)
+    return None if task is None else [task]
+
+
 LOWERINGS.update(
     {
+        "Shape": lower_shape,
         "Reshape": lower_reshape,
         "Squeeze": lower_reshape,
         "Unsqueeze": lower_reshape,

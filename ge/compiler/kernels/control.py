@@ -1,0 +1,18 @@
+"""Control flow: If, Case and While run as host tasks that drive their subgraphs, each of
+which is compiled into a plan of its own (kernels and all) by a nested ``CompiledGraph``.
+Only the branch decision and the loop test are Python, as on GE's host side."""
+
+from __future__ import annotations
+
+from ge.compiler.kernels import LOWERINGS
+from ge.compiler.lower import LowerContext
+from ge.compiler.plan import HostTask, KernelTask
+
+__all__: list[str] = []
+
+
+def lower_control(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    return [ctx.reference_task()]
+
+
+LOWERINGS.update(dict.fromkeys(("If", "Case", "While"), lower_control))

@@ -1,0 +1,262 @@
+"""Kernels for MatMul, MatMulV2 and BatchMatMulV2 (with transposes, bias and batch
+broadcasting), and GatherV2.
+
+The matmul kernel computes each output row of each batch with a dot-product loop, accumulating
+in float64 for floating types (int64 for int32), so it is at least as accurate as numpy's; each
+block takes a share of the batch*M rows. Operands are addressed through strides, so transposed
+operands and broadcast batch dims need no copies. (BLAS-backed kernels are the fusion issue's
+work.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels.elementwise import _np_name, _store
+from ge.compiler.kernels.reduction import _load
+from ge.compiler.lower import LowerContext
+from ge.compiler.plan import HostTask, KernelTask
+from ge.ops import _rules as rules
+from ge.ops.shape import _ints
+
+__all__: list[str] = []
+
+MAX_BATCH = 4
+
+
+def _matmul_source(
+    a_t: np.dtype[Any], b_t: np.dtype[Any], bias_t: np.dtype[Any] | None, out_t: np.dtype[Any]
+) -> str:
+    nb = MAX_BATCH
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        f"    p = numba.carray(args, {14 + 3 * nb + 3})",
+        f"    out = kernel_array(p[0], p[3], {_np_name(out_t)})",
+        f"    A = kernel_array(p[1], p[4], {_np_name(a_t)})",
+        f"    B = kernel_array(p[2], p[5], {_np_name(b_t)})",
+        "    M = p[6]",
+        "    N = p[7]",
+        "    K = p[8]",
+        "    am = p[9]",
+        "    ak = p[10]",
+        "    bk = p[11]",
+        "    bn = p[12]",
+        "    batches = p[13]",
+        f"    bd = p[14:{14 + nb}]",
+        f"    abs_ = p[{14 + nb}:{14 + 2 * nb}]",
+        f"    bbs = p[{14 + 2 * nb}:{14 + 3 * nb}]",
+        f"    bias_n = p[{14 + 3 * nb}]",
+    ]
+    if bias_t is not None:
+        lines.append(
+            f"    bias = kernel_array(p[{14 + 3 * nb + 1}], p[{14 + 3 * nb + 2}], "
+            f"{_np_name(bias_t)})"
+        )
+    lines += [
+        "    rows = batches * M",
+        "    chunk = (rows + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        "    stop = min(rows, begin + chunk)",
+        "    for row in range(begin, stop):",
+        "        batch = row // M",
+        "        m = row - batch * M",
+        "        rest = batch",
+        "        a0 = 0",
+        "        b0 = 0",
+        f"        for k in range({nb - 1}, -1, -1):",
+        "            i = rest % bd[k]",
+        "            rest = rest // bd[k]",
+        "            a0 += i * abs_[k]",
+        "            b0 += i * bbs[k]",
+        "        for n in range(N):",
+        f"            acc = {_ACC_ZERO[_acc_kind(a_t, b_t)]}",
+        "            for k in range(K):",
+        f"                acc += {_load(a_t, 'A[a0 + m * am + k * ak]')} * "
+        f"{_load(b_t, 'B[b0 + k * bk + n * bn]')}",
+    ]
+    if bias_t is not None:
+        lines.append(f"            acc += {_load(bias_t, 'bias[n * bias_n]')}")
+    lines.append(f"            out[row * N + n] = {_store('acc', out_t)}")
+    return "\n".join(lines) + "\n"
+
+
+_ACC_ZERO = {"f": "np.float64(0)", "i": "np.int64(0)"}
+
+
+def _acc_kind(a_t: np.dtype[Any], b_t: np.dtype[Any]) -> str:
+    return "i" if a_t.kind in "iu" and b_t.kind in "iu" else "f"
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    strides, step = [0] * len(shape), 1
+    for k in reversed(range(len(shape))):
+        strides[k] = step
+        step *= shape[k]
+    return strides
+
+
+def _lower_matmul(
+    flags: tuple[str, str],
+) -> Callable[[LowerContext], list[KernelTask | HostTask] | None]:
+    def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+        a_buf, b_buf = ctx.inputs[0], ctx.inputs[1]
+        bias_buf = ctx.inputs[2] if len(ctx.inputs) > 2 else None
+        if a_buf is None or b_buf is None or (len(ctx.inputs) > 3 and ctx.inputs[3] is not None):
+            return None
+        a, b, out = ctx.spec(a_buf), ctx.spec(b_buf), ctx.spec(ctx.outputs[0])
+        if bias_buf is not None and len(ctx.spec(bias_buf).shape) > 1:
+            return None  # a bias that is not a vector: the reference handles it
+        batch = tuple(out.shape[:-2])
+        if len(batch) > MAX_BATCH:
+            return None
+        sa, sb = _strides(tuple(a.shape)), _strides(tuple(b.shape))
+        ta, tb = ctx.attrs[flags[0]], ctx.attrs[flags[1]]
+        am, ak = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
+        bk, bn = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
+        m, n = out.shape[-2], out.shape[-1]
+        k = a.shape[-2] if ta else a.shape[-1]
+        pad = MAX_BATCH - len(batch)
+        bd = [1] * pad + list(batch)
+        abs_ = [0] * pad + _batch_strides(tuple(a.shape[:-2]), sa[:-2], batch)
+        bbs = [0] * pad + _batch_strides(tuple(b.shape[:-2]), sb[:-2], batch)
+        bias_shape = () if bias_buf is None else tuple(ctx.spec(bias_buf).shape)
+        template = [
+            0,
+            0,
+            0,
+            max(int(np.prod(out.shape, dtype=np.int64)), 1),
+            max(int(np.prod(a.shape, dtype=np.int64)), 1),
+            max(int(np.prod(b.shape, dtype=np.int64)), 1),
+            m,
+            n,
+            k,
+            am,
+            ak,
+            bk,
+            bn,
+            int(np.prod(batch, dtype=np.int64)) if batch else 1,
+            *bd,
+            *abs_,
+            *bbs,
+            1 if bias_shape and bias_shape[0] != 1 else 0,
+        ]
+        patch_pos, patch_buf = [0, 1, 2], [ctx.outputs[0], a_buf, b_buf]
+        if bias_buf is not None:
+            patch_pos.append(len(template))
+            patch_buf.append(bias_buf)
+            template += [0, max(int(np.prod(bias_shape, dtype=np.int64)), 1)]
+        source = _matmul_source(
+            a.dtype, b.dtype, None if bias_buf is None else ctx.spec(bias_buf).dtype, out.dtype
+        )
+        rows = (int(np.prod(batch, dtype=np.int64)) if batch else 1) * m
+        work = rows * n * max(k, 1)
+        blocks = 1 if work < (1 << 16) else max(1, min(os.cpu_count() or 1, rows))
+        return [
+            KernelTask(
+                ctx.node.name,
+                kernel_from_source(source),
+                blocks,
+                np.asarray(template, np.int64),
+                np.asarray(patch_pos, np.int64),
+                np.asarray(patch_buf, np.int64),
+                np.zeros(len(patch_pos), np.int64),
+            )
+        ]
+
+    return lower
+
+
+def _batch_strides(shape: tuple[int, ...], strides: list[int], batch: tuple[int, ...]) -> list[int]:
+    padded = (1,) * (len(batch) - len(shape)) + shape
+    full = [0] * (len(batch) - len(shape)) + strides
+    return [0 if padded[k] == 1 and batch[k] != 1 else full[k] for k in range(len(batch))]
+
+
+def _gather_source(x_t: np.dtype[Any], i_t: np.dtype[Any]) -> str:
+    return (
+        "\n".join(
+            [
+                "def kernel(block_idx, block_dim, args):",
+                f"    out = kernel_array(args[0], args[3], {_np_name(x_t)})",
+                f"    x = kernel_array(args[1], args[4], {_np_name(x_t)})",
+                f"    idx = kernel_array(args[2], args[5], {_np_name(i_t)})",
+                "    outer = args[6]",
+                "    size = args[7]",
+                "    count = args[8]",
+                "    inner = args[9]",
+                "    negative_ok = args[10]",
+                "    n = outer * count",
+                "    chunk = (n + block_dim - 1) // block_dim",
+                "    begin = block_idx * chunk",
+                "    stop = min(n, begin + chunk)",
+                "    for r in range(begin, stop):",
+                "        o = r // count",
+                "        j = r - o * count",
+                "        i = np.int64(idx[j])",
+                "        if i < 0 and negative_ok != 0:",
+                "            i += size",
+                "        if i < 0 or i >= size:",
+                "            raise IndexError()",
+                "        for c in range(inner):",
+                "            out[r * inner + c] = x[(o * size + i) * inner + c]",
+            ]
+        )
+        + "\n"
+    )
+
+
+def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    from ge.compiler._graphs import const_array  # noqa: PLC0415
+
+    x_buf, i_buf = ctx.inputs[0], ctx.inputs[1]
+    edge = ctx.node._in_edges[2]
+    axis_value = None if edge is None else const_array(edge[0])
+    if x_buf is None or i_buf is None or axis_value is None or ctx.attrs["batch_dims"] != 0:
+        return None
+    x, ind = ctx.spec(x_buf), ctx.spec(i_buf)
+    if not x.shape:
+        return None
+    axis = rules.normalize_axis(_ints(axis_value)[0], len(x.shape))
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
+    count = int(np.prod(ind.shape, dtype=np.int64))
+    template = [
+        0,
+        0,
+        0,
+        max(int(np.prod(ctx.spec(ctx.outputs[0]).shape, dtype=np.int64)), 1),
+        max(int(np.prod(x.shape, dtype=np.int64)), 1),
+        max(count, 1),
+        outer,
+        x.shape[axis],
+        count,
+        inner,
+        1 if ctx.attrs["negative_index_support"] else 0,
+    ]
+    return [
+        KernelTask(
+            ctx.node.name,
+            kernel_from_source(_gather_source(x.dtype, ind.dtype)),
+            1,
+            np.asarray(template, np.int64),
+            np.asarray([0, 1, 2], np.int64),
+            np.asarray([ctx.outputs[0], x_buf, i_buf], np.int64),
+            np.zeros(3, np.int64),
+        )
+    ]
+
+
+LOWERINGS.update(
+    {
+        "MatMul": _lower_matmul(("transpose_x1", "transpose_x2")),
+        "MatMulV2": _lower_matmul(("transpose_x1", "transpose_x2")),
+        "BatchMatMulV2": _lower_matmul(("adj_x1", "adj_x2")),
+        "GatherV2": lower_gather,
+    }
+)

@@ -189,11 +189,25 @@ class Session:
                 for release in releases:
                     release()
 
-        self._stream.submit(run, name=f"graph {graph_id}")
-        try:
-            self._stream.synchronize()
-        except GeError as e:
-            raise GeError("RunGraph", str(e), graph_id=graph_id) from e
+        done = threading.Event()
+        failure: list[BaseException] = []
+
+        def run_and_report() -> None:  # this call's own outcome, whatever else is queued
+            try:
+                run()
+            except BaseException as e:  # reported to this caller below
+                failure.append(e)
+            finally:
+                done.set()
+
+        self._stream.submit(run_and_report, name=f"graph {graph_id}")
+        done.wait()
+        if failure:
+            error = failure[0]
+            detail = (
+                str(error) if isinstance(error, GeError) else (f"{type(error).__name__}: {error}")
+            )
+            raise GeError("RunGraph", detail, graph_id=graph_id) from error
         return result
 
     def run_graph_with_stream_async(

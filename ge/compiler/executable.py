@@ -3,9 +3,13 @@
 A graph whose inputs all have known shapes gets its plan at compile time and never infers
 again. A graph with ``-1`` dims gets one plan per distinct set of input shapes, built on the
 first run with those shapes (GE's runtime infers from the actual inputs the same way) and
-cached. Control-flow nodes run their subgraphs through nested ``CompiledGraph``s. Decision:
-when an output shape depends on input *values* (a Reshape whose target is fed at run time),
-there is no static plan yet; such a graph runs on the reference interpreter.
+cached. Control-flow nodes run their subgraphs through nested ``CompiledGraph``s.
+
+When a shape depends on input *values* (a Reshape whose target shape is a graph input, a Range
+with run-time bounds), the small tensors that decide it (the ops' ``value_inputs``) are
+evaluated from the inputs and the plan is specialized on their values — one cached plan per
+distinct set of them, as GE's runtime infers such shapes from actual data. Only a graph whose
+shapes stay undecidable after that runs on the reference interpreter.
 
     >>> import numpy as np
     >>> from ge.es import GraphBuilder
@@ -36,10 +40,98 @@ from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import _subgraph_slot, graph_output_descs, infer_graph
 from ge.ops.interpreter import _run as run_reference
+from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
 from ge.runtime import memory
 
 __all__ = ["CompiledGraph", "InputSpec"]
+
+_MAX_VALUE_ELEMENTS = 1024  # tensors that decide shapes are small (shapes, axes, bounds)
+
+
+def _unknown_nodes(graph: Graph) -> list[Node]:
+    return [
+        n
+        for n in graph.get_direct_nodes()
+        if any(d < 0 for desc in n._output_descs for d in desc._shape)
+    ]
+
+
+def _value_candidates(node: Node) -> list[tuple[str, int]]:
+    """The producers of ``node``'s value inputs (those its shape rule reads the values of)
+    that are not constants already and are small."""
+    op = get_op(node.type)
+    found = []
+    for edge, name in zip(node._in_edges, node._input_names, strict=True):
+        if edge is None or edge[0].type == "Const" or name not in op.value_inputs:
+            continue
+        dims = list(edge[0]._output_descs[edge[1]]._shape)
+        if all(d >= 0 for d in dims) and int(np.prod(dims, dtype=np.int64)) <= _MAX_VALUE_ELEMENTS:
+            found.append((edge[0].name, edge[1]))
+    return found
+
+
+class _ByValue:
+    """Plans of one input-shape signature, specialized on the values of the small tensors
+    (``targets``) that decide the remaining shapes."""
+
+    def __init__(self) -> None:
+        self.targets: list[tuple[str, int]] | None = None
+        self.plans: dict[tuple[Any, ...], Plan | None] = {}
+
+    def plan(
+        self,
+        compiled: CompiledGraph,
+        shapes: tuple[tuple[int, ...], ...],
+        arrays: Sequence[np.ndarray],
+    ) -> Plan | None:
+        if self.targets is None:
+            self.targets = self._discover(compiled, shapes, arrays)
+            if self.targets is None:
+                return None
+        values = compiled._values(self.targets, arrays)
+        key = tuple((v.dtype.str, v.shape, v.tobytes()) for v in values)
+        if key not in self.plans:
+            graph = compiled._shaped_copy(shapes)
+            _substitute(graph, self.targets, values)
+            try:
+                self.plans[key] = lower_graph(graph, compiled._run_subgraph, compiled._offset)
+            except ValueDependentShapeError:
+                self.plans[key] = None
+        return self.plans[key]
+
+    @staticmethod
+    def _discover(
+        compiled: CompiledGraph, shapes: tuple[tuple[int, ...], ...], arrays: Sequence[np.ndarray]
+    ) -> list[tuple[str, int]] | None:
+        graph = compiled._shaped_copy(shapes)
+        targets: list[tuple[str, int]] = []
+        for _ in range(4):  # each round can reveal shapes that decide the next ones
+            unknown = _unknown_nodes(graph)
+            if not unknown:
+                return targets
+            new = [t for n in unknown for t in _value_candidates(n) if t not in targets]
+            if not new:
+                return None
+            targets += list(dict.fromkeys(new))
+            _substitute(graph, new, compiled._values(new, arrays))
+        return None
+
+
+def _substitute(
+    graph: Graph, targets: Sequence[tuple[str, int]], values: Sequence[np.ndarray]
+) -> None:
+    """Replace each target tensor by a Const of its value, then re-infer."""
+    from ge.compiler._graphs import fresh_name, make_const  # noqa: PLC0415
+
+    for (name, port), value in zip(targets, values, strict=True):
+        node = graph._nodes.get(name)
+        if node is None or node.type == "Const":
+            continue
+        const = make_const(graph, fresh_name(graph, f"{name}_value{port}"), value, node, port)
+        graph.replace_all_uses(node, port, const, 0)
+    infer_graph(graph)
+
 
 Alloc = Callable[[int], tuple[int, Callable[[], None]]]
 
@@ -93,7 +185,7 @@ class CompiledGraph:
             )
         self.inputs = [InputSpec(i, by_slot[i]) for i in range(len(by_slot))]
         self.output_descs = graph_output_descs(self.graph)
-        self._plans: dict[tuple[tuple[int, ...], ...], Plan | None] = {}
+        self._plans: dict[tuple[tuple[int, ...], ...], Plan | _ByValue] = {}
         self._lock = threading.Lock()
         self._subgraphs: dict[int, CompiledGraph] = {}
         self.static = all(-1 not in s.shape and s.shape != [-2] for s in self.inputs)
@@ -101,28 +193,44 @@ class CompiledGraph:
             self.plan_for([tuple(s.shape) for s in self.inputs])
 
     # --- plans ----------------------------------------------------------------------------------
-    def plan_for(self, shapes: Sequence[Sequence[int]]) -> Plan | None:
-        """The plan for these input shapes, or ``None`` when output shapes depend on input
-        values (the graph then runs on the reference interpreter, see ``run_arrays``)."""
+    def plan_for(
+        self,
+        shapes: Sequence[Sequence[int]],
+        arrays: Sequence[np.ndarray] | Callable[[], Sequence[np.ndarray]] | None = None,
+    ) -> Plan | None:
+        """The plan for these input shapes. When some shape depends on input *values* (a
+        Reshape target fed at run time, a Range), the plan is specialized on the values of
+        the small tensors that decide those shapes, read from ``arrays``; ``None`` means no
+        plan exists (values not given, or shapes undecidable), and the graph then runs on the
+        reference interpreter."""
         key = tuple(tuple(int(d) for d in s) for s in shapes)
-        if key in self._plans:
-            return self._plans[key]
+        entry = self._plans.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._plans.get(key)
+                if entry is None:
+                    try:
+                        entry = self._build(key)
+                    except ValueDependentShapeError:
+                        entry = _ByValue()
+                    self._plans[key] = entry
+        if isinstance(entry, Plan):
+            return entry
+        if arrays is None:
+            return None
         with self._lock:
-            if key not in self._plans:
-                try:
-                    self._plans[key] = self._build(key)
-                except ValueDependentShapeError:
-                    self._plans[key] = None
-            return self._plans[key]
+            return entry.plan(self, key, arrays() if callable(arrays) else arrays)
+
+    def _shaped_copy(self, shapes: tuple[tuple[int, ...], ...]) -> Graph:
+        graph = copy_graph(self.graph)
+        if self._offset == 0:
+            infer_graph(graph, [list(s) for s in shapes])
+        else:
+            self._infer_subgraph(graph, shapes)
+        return graph
 
     def _build(self, shapes: tuple[tuple[int, ...], ...]) -> Plan:
-        graph = self.graph
-        if not self.static:
-            graph = copy_graph(self.graph)
-            if self._offset == 0:
-                infer_graph(graph, [list(s) for s in shapes])
-            else:
-                self._infer_subgraph(graph, shapes)
+        graph = self.graph if self.static else self._shaped_copy(shapes)
         return lower_graph(graph, self._run_subgraph, self._offset)
 
     def _infer_subgraph(self, graph: Graph, shapes: tuple[tuple[int, ...], ...]) -> None:
@@ -145,6 +253,12 @@ class CompiledGraph:
         return compiled.run_arrays(list(arrays))
 
     # --- running --------------------------------------------------------------------------------
+    def _values(
+        self, targets: Sequence[tuple[str, int]], arrays: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        nodes = [(self.graph.find_node_by_name(name), port) for name, port in targets]
+        return [np.asarray(v) for v in eval_tensors(self.graph, arrays, nodes, self._offset)]
+
     def check_inputs(
         self, dtypes: Sequence[np.dtype[Any]], shapes: Sequence[Sequence[int]]
     ) -> None:
@@ -182,7 +296,7 @@ class CompiledGraph:
         """Run on host arrays (on the calling thread) and return host arrays."""
         values = [np.asarray(a) for a in arrays]
         self.check_inputs([v.dtype for v in values], [v.shape for v in values])
-        plan = self.plan_for([v.shape for v in values])
+        plan = self.plan_for([v.shape for v in values], values)
         if plan is None:
             return [np.array(r, copy=True) for r in run_reference(self.graph, values, self._offset)]
         staged = []

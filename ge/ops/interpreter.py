@@ -34,7 +34,7 @@ from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext
 
-__all__ = ["eval_graph"]
+__all__ = ["eval_graph", "eval_tensors"]
 
 Env = dict[tuple[int, int], np.ndarray]
 
@@ -123,6 +123,27 @@ def _run(graph: Graph, feeds: Sequence[np.ndarray], offset: int) -> list[np.ndar
     for node in order:
         _run_node(node, env, feeds, offset)
     return [env[(id(node), port)] for node, port in graph_outputs(graph)]
+
+
+def eval_tensors(
+    graph: Graph, feeds: Sequence[np.ndarray], targets: Sequence[tuple[Node, int]], offset: int = 0
+) -> list[np.ndarray]:
+    """The values of just ``targets`` (``(node, port)`` pairs), evaluating only their
+    ancestors — how the compiler learns the small tensors that decide shapes at run time."""
+    needed: set[int] = set()
+    stack = [node for node, _ in targets]
+    while stack:
+        node = stack.pop()
+        if id(node) in needed:
+            continue
+        needed.add(id(node))
+        stack += [e[0] for e in node._in_edges if e is not None]
+    order, _ = topological_order(graph)
+    env: Env = {}
+    for node in order:
+        if id(node) in needed:
+            _run_node(node, env, feeds, offset)
+    return [env[(id(node), port)] for node, port in targets]
 
 
 def _run_subgraph(graph: Graph, feeds: Sequence[np.ndarray], offset: int) -> list[np.ndarray]:

@@ -172,6 +172,8 @@ class OpDef:
     doc: str = ""
     source: str = "ge"
     io: str = ""  # "input" for graph inputs (Data), "output" for NetOutput, "" otherwise
+    # Inputs whose *values* (not just shapes) the infer rule reads: axes, target shapes...
+    value_inputs: frozenset[str] = frozenset()
 
     def input_index(self, name: str) -> int:
         for i, spec in enumerate(self.inputs):

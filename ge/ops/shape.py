@@ -54,8 +54,27 @@ def _register(
             reference=reference,
             group="array",
             doc=doc,
+            value_inputs=_VALUE_INPUTS.get(name, frozenset()),
         )
     )
+
+
+# The inputs each op's shape rule reads the values of.
+_VALUE_INPUTS: dict[str, frozenset[str]] = {
+    "Reshape": frozenset({"shape"}),
+    "Transpose": frozenset({"perm"}),
+    "ExpandDims": frozenset({"axis"}),
+    "ConcatV2": frozenset({"concat_dim"}),
+    "SplitV": frozenset({"size_splits", "split_dim"}),
+    "StridedSlice": frozenset({"begin", "end", "strides"}),
+    "Slice": frozenset({"offsets", "size"}),
+    "GatherV2": frozenset({"axis"}),
+    "Pad": frozenset({"paddings"}),
+    "Tile": frozenset({"multiples"}),
+    "BroadcastTo": frozenset({"shape"}),
+    "Fill": frozenset({"dims"}),
+    "Range": frozenset({"start", "limit", "delta"}),
+}
 
 
 def _probe_shape(shape: list[int], index_fn: Any) -> list[int]:
@@ -336,6 +355,7 @@ register_op_def(
     OpDef(
         "SplitV",
         inputs=(inp("x", _ANY), inp("size_splits", rules.INDEX), inp("split_dim", rules.INDEX)),
+        value_inputs=_VALUE_INPUTS["SplitV"],
         outputs=(dyn("y", _ANY),),
         attrs=(attr("num_split", VT.VT_INT),),
         infer=_split_infer,
@@ -649,6 +669,7 @@ register_op_def(
     OpDef(
         "Range",
         inputs=(inp("start", rules.REAL), inp("limit", rules.REAL), inp("delta", rules.REAL)),
+        value_inputs=_VALUE_INPUTS["Range"],
         outputs=(out("y", rules.REAL),),
         attrs=(attr("is_closed", VT.VT_BOOL, False),),
         infer=_range_infer,

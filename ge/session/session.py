@@ -10,7 +10,9 @@ reading like GE-PY's ``"RunGraph failed; graph_id=1; <what>"``; wrong inputs are
 
 Decisions where GE-PY is silent or differs: adding a graph under an id already in use is an
 error (GE ignores it silently); ``add_graph`` takes a snapshot, so editing the Graph object
-afterwards does not change what runs; ``add_graph`` returns 0 like GE-PY's implementation.
+afterwards does not change what runs; ``add_graph`` returns 0 like GE-PY's implementation; when
+output shapes depend on input values, ``run_graph_with_stream_async`` reads those (small)
+inputs when it is called, so they must be ready then.
 """
 
 from __future__ import annotations
@@ -159,7 +161,9 @@ class Session:
         try:
             dtypes = [np.dtype(_numpy_type(t)) for t in inputs]
             compiled.check_inputs(dtypes, [list(t.shape) for t in inputs])
-            return compiled.plan_for([list(t.shape) for t in inputs])
+            return compiled.plan_for(
+                [list(t.shape) for t in inputs], lambda: [_array_view(t) for t in inputs]
+            )
         except GeValueError as e:
             raise GeValueError(api, str(e), graph_id=graph_id) from e
         except GeError as e:
@@ -278,6 +282,17 @@ class Session:
 
     def __deepcopy__(self, memo: object) -> NoReturn:
         raise GeError("Session does not support deepcopy")
+
+
+def _array_view(tensor: Tensor) -> np.ndarray:
+    """The tensor's values as an array: a view of device memory, or the host data."""
+    if tensor.placement != Placement.PLACEMENT_DEVICE:
+        return tensor.numpy()
+    raw = memory.device_view(tensor.addr, tensor.nbytes)
+    dtype = _numpy_type(tensor)
+    count = int(np.prod(list(tensor.shape), dtype=np.int64))
+    view: np.ndarray = raw[: count * dtype.itemsize].view(dtype).reshape(list(tensor.shape))
+    return view
 
 
 def _numpy_type(tensor: Tensor) -> np.dtype[Any]:

@@ -409,3 +409,48 @@ LOWERINGS.update(
         "Fill": lower_fill,
     }
 )
+
+
+def _range_source(dtype: np.dtype[Any]) -> str:
+    from ge.compiler.kernels.elementwise import _np_name, _store  # noqa: PLC0415
+
+    compute = "np.int64" if dtype.kind in "iu" else "np.float64"
+    return (
+        "\n".join(
+            [
+                "def kernel(block_idx, block_dim, args):",
+                f"    out = kernel_array(args[0], args[1], {_np_name(dtype)})",
+                f"    p = kernel_array(args[2], 2, {compute})",
+                "    for i in range(block_idx, args[1], block_dim):",
+                f"        out[i] = {_store('p[0] + i * p[1]', dtype)}",
+            ]
+        )
+        + "\n"
+    )
+
+
+def lower_range(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    """Range's bounds are known once its length is (constants, or values the plan was
+    specialized on): the kernel writes start + i * delta."""
+    values = [_const(ctx, p) for p in range(3)]
+    if any(v is None for v in values):
+        return None
+    out = ctx.spec(ctx.outputs[0])
+    compute = np.int64 if out.dtype.kind in "iu" else np.float64
+    start, _, delta = (np.asarray(v).reshape(-1)[0] for v in values)
+    params = ctx.constant(np.asarray([start, delta], dtype=compute))
+    n = int(np.prod(out.shape, dtype=np.int64))
+    return [
+        KernelTask(
+            ctx.node.name,
+            kernel_from_source(_range_source(out.dtype)),
+            1,
+            np.asarray([0, n, 0], np.int64),
+            np.asarray([0, 2], np.int64),
+            np.asarray([ctx.outputs[0], params], np.int64),
+            np.zeros(2, np.int64),
+        )
+    ]
+
+
+LOWERINGS["Range"] = lower_range

@@ -29,7 +29,6 @@ from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attr
 from ge.ops.layout import input_groups
 from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
-from ge.runtime import memory
 
 __all__ = ["LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
 
@@ -71,10 +70,7 @@ class LowerContext:
         buf = self.plan.add_buffer(
             BufferSpec(BufferKind.CONST, len(self.plan.const_addrs), array.shape, array.dtype)
         )
-        block = memory.malloc(max(array.nbytes, 1))
-        memory.memcpy_h2d(block.addr, array)
-        self.plan.const_addrs[buf] = block.addr
-        self.plan.keep_alive.append(block)
+        self.plan.const_addrs[buf] = self.plan.device_constant(array)
         return buf
 
     def reference_task(self) -> HostTask:
@@ -127,10 +123,7 @@ def _const_buffer(plan: Plan, node: Node) -> int:
     array = stored.numpy()
     spec = BufferSpec(BufferKind.CONST, len(plan.const_addrs), array.shape, array.dtype)
     buf = plan.add_buffer(spec)
-    block = memory.malloc(max(spec.nbytes, 1))
-    memory.memcpy_h2d(block.addr, np.ascontiguousarray(array))
-    plan.const_addrs[buf] = block.addr
-    plan.keep_alive.append(block)
+    plan.const_addrs[buf] = plan.device_constant(array)
     return buf
 
 

@@ -10,6 +10,7 @@ by the plan) or intermediates (offsets into one arena sized by the memory plan).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeError
+from ge.runtime import memory
 from ge.runtime.kernel import KernelFunction
 from ge.runtime.memory import device_view
 
@@ -104,7 +106,18 @@ class Plan:
     outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
     arena_size: int = 0
-    keep_alive: list[Any] = field(default_factory=list)  # const blocks, kernels
+    owned: list[int] = field(default_factory=list)  # device memory freed with the plan
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, _free_all, self.owned)
+
+    def device_constant(self, array: np.ndarray) -> int:
+        """Copy ``array`` into device memory the plan owns (freed when the plan goes)."""
+        data = np.ascontiguousarray(array)
+        block = memory.malloc(max(data.nbytes, 1))
+        memory.memcpy_h2d(block.addr, data)
+        self.owned.append(block.addr)
+        return block.addr
 
     def add_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -133,3 +146,9 @@ class Plan:
                 raise GeError(f"node {task.name} failed: {e}") from e
             except (ValueError, TypeError, ArithmeticError, IndexError) as e:
                 raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
+
+
+def _free_all(addresses: list[int]) -> None:
+    for addr in addresses:
+        memory.free(addr)
+    addresses.clear()

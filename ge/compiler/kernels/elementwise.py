@@ -24,7 +24,6 @@ from ge.compiler.kernels import LOWERINGS
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import BufferSpec, HostTask, KernelTask
-from ge.runtime import memory
 
 __all__ = ["MAX_RANK", "block_dim_for"]
 
@@ -183,10 +182,7 @@ def _params(ctx: LowerContext) -> list[float]:
 
 
 def _param_block(ctx: LowerContext, values: list[float]) -> int:
-    block = memory.malloc(8 * len(values))
-    memory.memcpy_h2d(block.addr, np.asarray(values, np.float64))
-    ctx.plan.keep_alive.append(block)
-    return block.addr
+    return ctx.plan.device_constant(np.asarray(values, np.float64))
 
 
 def _bias_view(ctx: LowerContext, bias: BufferSpec, out_shape: tuple[int, ...]) -> BufferSpec:

@@ -369,17 +369,12 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     tail = shape[params:]
     gs = [0] * params + _broadcast_strides(tuple(ctx.spec(gamma).shape), tail)
     bs = [0] * params + _broadcast_strides(tuple(ctx.spec(beta).shape), tail)
-    eps = ctx.plan.keep_alive
-    from ge.runtime import memory  # noqa: PLC0415
-
-    block = memory.malloc(8)
-    memory.memcpy_h2d(block.addr, np.asarray([ctx.attrs["epsilon"]], np.float64))
-    eps.append(block)
+    eps = ctx.plan.device_constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
     y, mean, var = ctx.outputs
     template = [
         rows,
         cols,
-        block.addr,
+        eps,
         0,
         0,
         0,

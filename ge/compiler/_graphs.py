@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ge.error import GeError
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
+from ge.ops.infer import const_array
 from ge.ops.registry import find_op
 from ge.ops.schema import OpDef
 
@@ -24,19 +24,6 @@ def all_graphs(graph: Graph) -> Iterator[Graph]:
 
 def op_of(node: Node) -> OpDef | None:
     return find_op(node.type)
-
-
-def const_array(node: Node) -> np.ndarray | None:
-    """The value of a Const node, or ``None`` for any other node (or an unreadable value)."""
-    if node.type != "Const":
-        return None
-    stored = node._attrs.get("value")
-    if stored is None or not isinstance(stored.value, Tensor):
-        return None
-    try:
-        return stored.value.numpy()
-    except GeError:
-        return None
 
 
 def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int) -> Node:

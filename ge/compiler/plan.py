@@ -23,7 +23,7 @@ from ge.runtime import memory
 from ge.runtime.kernel import KernelFunction
 from ge.runtime.memory import device_view
 
-__all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan"]
+__all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan", "kernel_task"]
 
 
 class BufferKind(Enum):
@@ -79,6 +79,25 @@ class KernelTask:
             statuses = [f.result() for f in futures]
         if any(statuses):
             raise GeError(f"kernel {self.function.name} failed (status {max(statuses)})")
+
+
+def kernel_task(
+    name: str,
+    function: KernelFunction,
+    block_dim: int,
+    template: Sequence[int],
+    patches: Sequence[tuple[int, int]],
+) -> KernelTask:
+    """A ``KernelTask`` from an argument list and its ``(position, buffer)`` address slots."""
+    return KernelTask(
+        name,
+        function,
+        block_dim,
+        np.asarray(template, np.int64),
+        np.asarray([p for p, _ in patches], np.int64),
+        np.asarray([b for _, b in patches], np.int64),
+        np.zeros(len(patches), np.int64),
+    )
 
 
 @dataclass

@@ -27,6 +27,8 @@ from ge.ops.registry import get_op
 from ge.ops.schema import InferContext, OpDef
 
 __all__ = [
+    "const_array",
+    "const_value",
     "graph_output_descs",
     "graph_outputs",
     "infer_graph",
@@ -66,18 +68,23 @@ def producer_desc(node: Node, port: int) -> TensorDesc:
     return node._input_descs[port] if edge is None else edge[0]._output_descs[edge[1]]
 
 
-def const_value(node: Node, port: int) -> np.ndarray | None:
-    """The value feeding ``port`` when it comes straight from a Const node."""
-    edge = node._in_edges[port]
-    if edge is None or edge[0]._type not in _CONST_TYPES:
+def const_array(node: Node) -> np.ndarray | None:
+    """The value of a Const node, or ``None`` for any other node (or an unreadable value)."""
+    if node._type not in _CONST_TYPES:
         return None
-    stored = edge[0]._attrs.get("value")
+    stored = node._attrs.get("value")
     if stored is None or not isinstance(stored.value, Tensor):
         return None
     try:
         return stored.value.numpy()
     except GeError:
         return None
+
+
+def const_value(node: Node, port: int) -> np.ndarray | None:
+    """The value feeding ``port`` when it comes straight from a Const node."""
+    edge = node._in_edges[port]
+    return None if edge is None else const_array(edge[0])
 
 
 def _grouped(op: OpDef, node: Node, groups: list[list[int]], fetch: Any) -> list[Any]:

@@ -23,7 +23,7 @@ import numpy as np
 from ge.compiler.kernels import LOWERINGS
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask
+from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
 __all__ = ["MAX_RANK", "block_dim_for"]
 
@@ -266,14 +266,12 @@ def lower_elementwise(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     if params:
         template.append(_param_block(ctx, params))
     return [
-        KernelTask(
+        kernel_task(
             ctx.node.name,
             function,
             block_dim_for(n),
-            np.asarray(template, np.int64),
-            np.asarray(patch_pos, np.int64),
-            np.asarray(patch_buf, np.int64),
-            np.zeros(len(patch_pos), np.int64),
+            template,
+            list(zip(patch_pos, patch_buf, strict=True)),
         )
     ]
 

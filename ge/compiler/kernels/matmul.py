@@ -21,8 +21,9 @@ from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _np_name, _store
 from ge.compiler.kernels.reduction import _load
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import HostTask, KernelTask
+from ge.compiler.plan import HostTask, KernelTask, kernel_task
 from ge.ops import _rules as rules
+from ge.ops.infer import const_value
 from ge.ops.shape import _ints
 
 __all__: list[str] = []
@@ -158,14 +159,12 @@ def _lower_matmul(
         work = rows * n * max(k, 1)
         blocks = 1 if work < (1 << 16) else max(1, min(os.cpu_count() or 1, rows))
         return [
-            KernelTask(
+            kernel_task(
                 ctx.node.name,
                 kernel_from_source(source),
                 blocks,
-                np.asarray(template, np.int64),
-                np.asarray(patch_pos, np.int64),
-                np.asarray(patch_buf, np.int64),
-                np.zeros(len(patch_pos), np.int64),
+                template,
+                list(zip(patch_pos, patch_buf, strict=True)),
             )
         ]
 
@@ -212,11 +211,8 @@ def _gather_source(x_t: np.dtype[Any], i_t: np.dtype[Any]) -> str:
 
 
 def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
-    from ge.compiler._graphs import const_array  # noqa: PLC0415
-
     x_buf, i_buf = ctx.inputs[0], ctx.inputs[1]
-    edge = ctx.node._in_edges[2]
-    axis_value = None if edge is None else const_array(edge[0])
+    axis_value = const_value(ctx.node, 2)
     if x_buf is None or i_buf is None or axis_value is None or ctx.attrs["batch_dims"] != 0:
         return None
     x, ind = ctx.spec(x_buf), ctx.spec(i_buf)
@@ -240,14 +236,12 @@ def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         1 if ctx.attrs["negative_index_support"] else 0,
     ]
     return [
-        KernelTask(
+        kernel_task(
             ctx.node.name,
             kernel_from_source(_gather_source(x.dtype, ind.dtype)),
             1,
-            np.asarray(template, np.int64),
-            np.asarray([0, 1, 2], np.int64),
-            np.asarray([ctx.outputs[0], x_buf, i_buf], np.int64),
-            np.zeros(3, np.int64),
+            template,
+            list(zip([0, 1, 2], [ctx.outputs[0], x_buf, i_buf], strict=True)),
         )
     ]
 

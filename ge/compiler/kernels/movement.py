@@ -20,7 +20,8 @@ from ge.compiler.kernels import LOWERINGS
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import block_dim_for
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask
+from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
+from ge.ops.infer import const_value
 from ge.ops.shape import _ints, _pairs, _perm, _slice_index, _split_sizes, _strided_index
 
 __all__ = ["MAX_RANK", "Affine", "affine_task"]
@@ -127,14 +128,12 @@ def affine_task(ctx: LowerContext, src: int, dst: int, copy: Affine) -> KernelTa
     for row in copy.padded():
         template += row
     template += [copy.out_base, copy.in_base]
-    return KernelTask(
+    return kernel_task(
         ctx.node.name,
         kernel_from_source(_source(itemsize)),
         block_dim_for(n),
-        np.asarray(template, np.int64),
-        np.asarray([0, 1], np.int64),
-        np.asarray([dst, src], np.int64),
-        np.zeros(2, np.int64),
+        template,
+        list(zip([0, 1], [dst, src], strict=True)),
     )
 
 
@@ -156,12 +155,7 @@ def _view_of(spec: BufferSpec) -> tuple[list[int], list[int]]:
 
 
 def _const(ctx: LowerContext, port: int) -> np.ndarray | None:
-    edge = ctx.node._in_edges[port]
-    if edge is None or edge[0].type != "Const":
-        return None
-    from ge.compiler._graphs import const_array  # noqa: PLC0415
-
-    return const_array(edge[0])
+    return const_value(ctx.node, port)
 
 
 def lower_reshape(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
@@ -441,14 +435,12 @@ def lower_range(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     params = ctx.constant(np.asarray([start, delta], dtype=compute))
     n = int(np.prod(out.shape, dtype=np.int64))
     return [
-        KernelTask(
+        kernel_task(
             ctx.node.name,
             kernel_from_source(_range_source(out.dtype)),
             1,
-            np.asarray([0, n, 0], np.int64),
-            np.asarray([0, 2], np.int64),
-            np.asarray([ctx.outputs[0], params], np.int64),
-            np.zeros(2, np.int64),
+            [0, n, 0],
+            list(zip([0, 2], [ctx.outputs[0], params], strict=True)),
         )
     ]
 

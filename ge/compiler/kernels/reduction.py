@@ -19,8 +19,9 @@ from ge.compiler.kernels import LOWERINGS
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask
+from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 from ge.ops import _rules as rules
+from ge.ops.infer import const_value
 from ge.ops.shape import _ints
 
 __all__ = ["MAX_RANK"]
@@ -160,22 +161,17 @@ def _task(
         template += [0, max(int(np.prod(ctx.spec(buf).shape, dtype=np.int64)), 1)]
     template += extra or []
     blocks = 1 if n_out * max(n_red, 1) < (1 << 16) else max(1, min(os.cpu_count() or 1, n_out))
-    return KernelTask(
+    return kernel_task(
         ctx.node.name,
         kernel_from_source(source),
         blocks,
-        np.asarray(template, np.int64),
-        np.asarray(patch_pos, np.int64),
-        np.asarray(patch_buf, np.int64),
-        np.zeros(len(patch_pos), np.int64),
+        template,
+        list(zip(patch_pos, patch_buf, strict=True)),
     )
 
 
 def _const(ctx: LowerContext, port: int) -> np.ndarray | None:
-    from ge.compiler._graphs import const_array  # noqa: PLC0415
-
-    edge = ctx.node._in_edges[port]
-    return None if edge is None else const_array(edge[0])
+    return const_value(ctx.node, port)
 
 
 def _reduce(kind: str) -> Lowering:
@@ -389,14 +385,12 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     ]
     blocks = 1 if rows * cols < (1 << 16) else max(1, min(os.cpu_count() or 1, rows))
     return [
-        KernelTask(
+        kernel_task(
             ctx.node.name,
             kernel_from_source(_layer_norm_source(spec.dtype)),
             blocks,
-            np.asarray(template, np.int64),
-            np.asarray([3, 4, 5, 6, 7, 9], np.int64),
-            np.asarray([x, y, mean, var, gamma, beta], np.int64),
-            np.zeros(6, np.int64),
+            template,
+            list(zip([3, 4, 5, 6, 7, 9], [x, y, mean, var, gamma, beta], strict=True)),
         )
     ]
 

@@ -192,6 +192,12 @@ class CompiledGraph:
         if self.static:
             self.plan_for([tuple(s.shape) for s in self.inputs])
 
+    @property
+    def peak_intermediate_bytes(self) -> int | None:
+        """Arena size of the compile-time plan (static shapes), ``None`` otherwise."""
+        plan = next(iter(self._plans.values()), None) if self.static else None
+        return plan.arena_size if isinstance(plan, Plan) else None
+
     # --- plans ----------------------------------------------------------------------------------
     def plan_for(
         self,

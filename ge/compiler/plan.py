@@ -156,6 +156,29 @@ class Plan:
                 addrs[buf] = addr
         return addrs
 
+    def as_text(self) -> str:
+        """The plan for people: buffers, tasks in launch order, and the memory plan."""
+        lines = [
+            f"plan: {len(self.tasks)} tasks, {len(self.buffers)} buffers, peak "
+            f"intermediate memory {self.arena_size} bytes"
+        ]
+        for b, spec in enumerate(self.buffers):
+            where = f"@{spec.index}" if spec.kind is BufferKind.INTERMEDIATE else f"#{spec.index}"
+            lines.append(
+                f"  buf{b}: {spec.kind.value}{where} {spec.dtype.name}"
+                f"{list(spec.shape)} ({spec.nbytes} bytes)"
+            )
+        for task in self.tasks:
+            if isinstance(task, KernelTask):
+                bufs = ", ".join(f"buf{int(b)}" for b in task.patch_buf)
+                lines.append(
+                    f"  launch {task.function.name} x{task.block_dim} for {task.name} ({bufs})"
+                )
+            else:
+                bufs = ", ".join(f"buf{b}" for b in task.buffers)
+                lines.append(f"  host {task.name} ({bufs})")
+        return "\n".join(lines)
+
     def execute(self, addrs: np.ndarray) -> None:
         """Run every task (on the calling thread: the stream's worker)."""
         for task in self.tasks:

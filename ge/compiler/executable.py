@@ -147,10 +147,10 @@ class InputSpec:
         self.shape = list(self.desc.get_shape())
 
     def check(self, dtype: np.dtype[Any], shape: Sequence[int]) -> None:
-        expected = format_desc(self.desc)
         if dtype != self.dtype:
             raise GeValueError(
-                f"input {self.slot} ({self.name}): expected {expected}, got dtype {dtype}"
+                f"input {self.slot} ({self.name}): expected {format_desc(self.desc)}, got "
+                f"dtype {dtype}"
             )
         if self.shape == [-2]:
             return
@@ -159,7 +159,8 @@ class InputSpec:
         )
         if not fits:
             raise GeValueError(
-                f"input {self.slot} ({self.name}): expected {expected}, got shape {list(shape)}"
+                f"input {self.slot} ({self.name}): expected {format_desc(self.desc)}, got "
+                f"shape {list(shape)}"
             )
 
 

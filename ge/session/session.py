@@ -1,7 +1,8 @@
 """``Session``: add graphs, run them synchronously or on a stream (GE-PY's ``ge.session``).
 
 Graphs are compiled on their first run (``ge.compiler``) and the compiled form is reused.
-``run_graph`` takes host or device ``ge.graph.Tensor`` inputs and returns host tensors;
+``run_graph`` takes host or device ``ge.graph.Tensor`` inputs, runs on the calling thread
+(concurrent callers run concurrently; plans are reentrant) and returns host tensors;
 ``run_graph_with_stream_async`` queues the run on a ``ge.runtime.Stream`` and returns device
 tensors at once, whose memory comes from the allocator registered for that stream (or ge's
 device memory) and is given back when the tensor is collected. Failures are ``GeError``s
@@ -98,7 +99,6 @@ class Session:
         self._options = check_options(options, "Session options")
         self._graphs: dict[int, _Entry] = {}
         self._allocators: dict[int, Allocator] = {}
-        self._stream = Stream()
         self._lock = threading.RLock()
 
     # --- graphs ---------------------------------------------------------------------------------
@@ -193,25 +193,12 @@ class Session:
                 for release in releases:
                     release()
 
-        done = threading.Event()
-        failure: list[BaseException] = []
-
-        def run_and_report() -> None:  # this call's own outcome, whatever else is queued
-            try:
-                run()
-            except BaseException as e:  # reported to this caller below
-                failure.append(e)
-            finally:
-                done.set()
-
-        self._stream.submit(run_and_report, name=f"graph {graph_id}")
-        done.wait()
-        if failure:
-            error = failure[0]
-            detail = (
-                str(error) if isinstance(error, GeError) else (f"{type(error).__name__}: {error}")
-            )
-            raise GeError("RunGraph", detail, graph_id=graph_id) from error
+        try:  # synchronous: the caller's thread runs the plan (no stream hand-off)
+            run()
+        except GeError as e:
+            raise GeError("RunGraph", str(e), graph_id=graph_id) from e
+        except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:
+            raise GeError("RunGraph", f"{type(e).__name__}: {e}", graph_id=graph_id) from e
         return result
 
     def run_graph_with_stream_async(

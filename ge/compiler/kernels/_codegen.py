@@ -2,7 +2,9 @@
 
 Kernels are generated as Python source (readable when debugging: ``GE_KERNEL_SOURCE=1``
 prints each one), compiled by ``ge.runtime.compile_kernel`` into a standalone binary and
-loaded; the same source is never compiled twice in a process.
+loaded. The same source is never compiled twice in a process, and binaries are kept in the
+on-disk cache (``_disk_cache``), so other processes load them instead of compiling (no Numba
+import needed then).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import threading
 
 import numpy as np
 
+from ge.compiler.kernels import _disk_cache
+from ge.error import GeError
 from ge.runtime.kernel import (
     KernelBinary,
     KernelFunction,
@@ -22,9 +26,10 @@ from ge.runtime.kernel import (
     load_kernel_binary,
 )
 
-__all__ = ["compiled_kernel_count", "kernel_from_source"]
+__all__ = ["built_kernel_count", "compiled_kernel_count", "kernel_from_source"]
 
 _CACHE: dict[str, KernelFunction] = {}
+_BUILT: list[str] = []
 _BINARIES: list[KernelBinary] = []
 _LOCK = threading.Lock()
 
@@ -38,25 +43,44 @@ def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
     with _LOCK:
         function = _CACHE.get(key)
         if function is None:
-            import numba  # noqa: PLC0415  (compiling kernels is what needs Numba)
-
-            from ge.compiler.kernels._scalar import HELPERS  # noqa: PLC0415
-
-            if os.environ.get("GE_KERNEL_SOURCE"):
-                print(f"# ge kernel {key[:12]}\n{source}")
-            namespace = {
-                "np": np,
-                "math": math,
-                "numba": numba,
-                "kernel_array": kernel_array,
-                **HELPERS,
-            }
-            exec(compile(source, f"<ge kernel {key[:12]}>", "exec"), namespace)
-            binary = load_kernel_binary(compile_kernel(namespace[name], f"k_{key[:16]}"))
-            _BINARIES.append(binary)
-            function = binary.get_function(f"k_{key[:16]}")
+            function = _load_or_build(source, name, f"k_{key[:16]}")
             _CACHE[key] = function
     return function
+
+
+def _load_or_build(source: str, name: str, symbol: str) -> KernelFunction:
+    disk_key = _disk_cache.cache_key(source)
+    cached = _disk_cache.load_entry(disk_key)
+    if cached is not None:
+        try:
+            binary = load_kernel_binary(cached)
+            _BINARIES.append(binary)
+            return binary.get_function(symbol)
+        except GeError:  # an entry that does not load is rebuilt, never used
+            _disk_cache.discard(disk_key)
+    data = _compile(source, name, symbol)
+    _disk_cache.store_entry(disk_key, data)
+    binary = load_kernel_binary(data)
+    _BINARIES.append(binary)
+    _BUILT.append(symbol)
+    return binary.get_function(symbol)
+
+
+def _compile(source: str, name: str, symbol: str) -> bytes:
+    import numba  # noqa: PLC0415  (compiling kernels is what needs Numba)
+
+    from ge.compiler.kernels._scalar import HELPERS  # noqa: PLC0415
+
+    if os.environ.get("GE_KERNEL_SOURCE"):
+        print(f"# ge kernel {symbol}\n{source}")
+    namespace = {"np": np, "math": math, "numba": numba, "kernel_array": kernel_array, **HELPERS}
+    exec(compile(source, f"<ge kernel {symbol}>", "exec"), namespace)
+    return compile_kernel(namespace[name], symbol)
+
+
+def built_kernel_count() -> int:
+    """Kernels compiled (not loaded from the disk cache) in this process."""
+    return len(_BUILT)
 
 
 def compiled_kernel_count() -> int:

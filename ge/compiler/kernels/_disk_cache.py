@@ -1,0 +1,114 @@
+"""The on-disk kernel cache: compiled kernel binaries, shared by processes and notebooks.
+
+An entry is ``GEKC`` + SHA-256 of the payload + the payload (a ``compile_kernel`` binary),
+named by a key that covers the kernel source and everything that changes the code built from
+it: ge's, Numba's and llvmlite's versions and the host CPU and its features. Entries are
+written to a temporary file and renamed into place, so a reader never sees half an entry and
+two processes compiling the same kernel at once both succeed (the last rename wins; both
+entries are whole). An entry that fails its checksum or does not load is deleted and rebuilt,
+never used.
+
+Location: ``$GE_KERNEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ge/kernels``, else
+``~/.cache/ge/kernels``; ``GE_KERNEL_CACHE=0`` turns the cache off. A cache directory that
+cannot be written only costs compile time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+
+__all__ = ["cache_dir", "cache_key", "load_entry", "store_entry"]
+
+_MAGIC = b"GEKC"
+_DIGEST = 32
+
+
+def cache_dir() -> Path | None:
+    """Where entries live, or ``None`` when the cache is off."""
+    if os.environ.get("GE_KERNEL_CACHE", "1") == "0":
+        return None
+    explicit = os.environ.get("GE_KERNEL_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ge" / "kernels"
+
+
+@cache
+def _toolchain() -> str:
+    """Versions and CPU that shape the code (read without importing Numba)."""
+    from importlib.metadata import version  # noqa: PLC0415
+
+    import llvmlite.binding as llvm  # noqa: PLC0415
+
+    from ge import __version__  # noqa: PLC0415
+
+    llvm.initialize_native_target()
+    parts = (
+        __version__,
+        version("numba"),
+        version("llvmlite"),
+        llvm.get_host_cpu_name(),
+        llvm.get_host_cpu_features().flatten(),
+    )
+    return "|".join(parts)
+
+
+def cache_key(source: str) -> str:
+    """The entry name for ``source`` built by this toolchain on this CPU."""
+    return hashlib.sha256(f"{_toolchain()}\n{source}".encode()).hexdigest()
+
+
+def load_entry(key: str) -> bytes | None:
+    """The binary stored under ``key``; ``None`` if absent or damaged (a damaged entry is
+    removed so the next store replaces it)."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    path = directory / f"{key}.gekb"
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    payload = data[len(_MAGIC) + _DIGEST :]
+    whole = (
+        data[: len(_MAGIC)] == _MAGIC
+        and hashlib.sha256(payload).digest() == data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
+    )
+    if not whole:
+        discard(key)
+        return None
+    return payload
+
+
+def discard(key: str) -> None:
+    directory = cache_dir()
+    if directory is not None:
+        with contextlib.suppress(OSError):
+            (directory / f"{key}.gekb").unlink()
+
+
+def store_entry(key: str, payload: bytes) -> bool:
+    """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
+    directory = cache_dir()
+    if directory is None:
+        return False
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=directory)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, directory / f"{key}.gekb")
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False

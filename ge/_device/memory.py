@@ -48,7 +48,9 @@ class DeviceMemory:
     """All live device allocations of this process. Thread-safe."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: a garbage collection inside a locked section can run finalizers that
+        # free device memory (tensors, plans) on this very thread.
+        self._lock = threading.RLock()
         self._live: dict[int, _Allocation] = {}
         self._starts: list[int] = []  # sorted addresses of live allocations
         self._pool: dict[int, list[np.ndarray]] = {}  # capacity -> spare aligned buffers

@@ -22,7 +22,7 @@ from ge.compiler.kernels.elementwise import block_dim_for
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 from ge.ops.infer import const_value
-from ge.ops.shape import _ints, _pairs, _perm, _slice_index, _split_sizes, _strided_index
+from ge.ops.shape import _ints, _pairs, _perm, _slice_index, _strided_index
 
 __all__ = ["MAX_RANK", "Affine", "affine_task"]
 
@@ -308,34 +308,28 @@ def lower_pad(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     )
 
 
-def lower_concat(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
-    axis_value = _const(ctx, len(ctx.inputs) - 1)
-    if axis_value is None or any(b is None for b in ctx.inputs):
-        return None
-    out_shape = list(ctx.spec(ctx.outputs[0]).shape)
-    axis = int(_ints(axis_value)[0]) % len(out_shape)
-    out_strides = _contiguous_strides(out_shape)
+def _slabs(
+    ctx: LowerContext, whole: int, pieces: list[int], axis: int, into_whole: bool
+) -> list[KernelTask | HostTask] | None:
+    """Copy each piece into (ConcatV2) or out of (SplitV) its slab of ``whole`` along
+    ``axis``: one launch per piece, bits moved as they are, so dtypes must match."""
+    whole_spec = ctx.spec(whole)
+    whole_strides = _contiguous_strides(whole_spec.shape)
     tasks: list[KernelTask | HostTask] = []
     offset = 0
-    for buf in ctx.inputs[:-1]:
-        assert buf is not None
-        spec = ctx.spec(buf)
-        if spec.dtype != ctx.spec(ctx.outputs[0]).dtype:
+    for piece in pieces:
+        spec = ctx.spec(piece)
+        if spec.dtype != whole_spec.dtype:
             return None
         dims, strides = _view_of(spec)
-        task = affine_task(
-            ctx,
-            buf,
-            ctx.outputs[0],
-            Affine(
-                dims,
-                out_strides,
-                [0] * len(dims),
-                [1] * len(dims),
-                strides,
-                out_base=offset * out_strides[axis],
-            ),
-        )
+        base = offset * whole_strides[axis]
+        zeros, ones = [0] * len(dims), [1] * len(dims)
+        if into_whole:
+            copy = Affine(dims, whole_strides, zeros, ones, strides, out_base=base)
+            task = affine_task(ctx, piece, whole, copy)
+        else:
+            copy = Affine(dims, strides, zeros, ones, whole_strides, in_base=base)
+            task = affine_task(ctx, whole, piece, copy)
         if task is None:
             return None
         tasks.append(task)
@@ -343,35 +337,21 @@ def lower_concat(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return tasks
 
 
-def lower_split(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
-    sizes_value, axis_value = _const(ctx, 1), _const(ctx, 2)
-    if sizes_value is None or axis_value is None or ctx.inputs[0] is None:
+def lower_concat(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    axis_value = _const(ctx, len(ctx.inputs) - 1)
+    pieces = [b for b in ctx.inputs[:-1] if b is not None]
+    if axis_value is None or len(pieces) != len(ctx.inputs) - 1:
         return None
-    in_shape, in_strides = _view_of(ctx.spec(ctx.inputs[0]))
-    axis = int(_ints(axis_value)[0]) % len(in_shape)
-    sizes = _split_sizes(_ints(sizes_value), in_shape[axis], ctx.attrs["num_split"])
-    tasks: list[KernelTask | HostTask] = []
-    offset = 0
-    for buf, size in zip(ctx.outputs, sizes, strict=True):
-        dims = list(ctx.spec(buf).shape)
-        task = affine_task(
-            ctx,
-            ctx.inputs[0],
-            buf,
-            Affine(
-                dims,
-                _contiguous_strides(dims),
-                [0] * len(dims),
-                [1] * len(dims),
-                in_strides,
-                in_base=offset * in_strides[axis],
-            ),
-        )
-        if task is None:
-            return None
-        tasks.append(task)
-        offset += size
-    return tasks
+    rank = len(ctx.spec(ctx.outputs[0]).shape)
+    return _slabs(ctx, ctx.outputs[0], pieces, int(_ints(axis_value)[0]) % rank, True)
+
+
+def lower_split(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    axis_value, whole = _const(ctx, 2), ctx.inputs[0]
+    if axis_value is None or whole is None:
+        return None
+    rank = len(ctx.spec(whole).shape)
+    return _slabs(ctx, whole, list(ctx.outputs), int(_ints(axis_value)[0]) % rank, False)
 
 
 def lower_shape(ctx: LowerContext) -> list[KernelTask | HostTask] | None:

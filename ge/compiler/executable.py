@@ -172,10 +172,13 @@ def _default_alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
 class CompiledGraph:
     """Run ``graph`` many times: ``run_arrays`` (host arrays in and out) or ``execute`` (device
     addresses, used by sessions and streams). ``input_offset`` is for subgraphs, whose Data
-    nodes may name parent inputs through ``_parent_node_index``."""
+    nodes may name parent inputs through ``_parent_node_index``; ``fuse=False`` compiles every
+    op on its own (see ``optimize_graph``)."""
 
-    def __init__(self, graph: Graph, *, input_offset: int = 0, optimize: bool = True) -> None:
-        self.graph = optimize_graph(graph) if optimize else graph
+    def __init__(
+        self, graph: Graph, *, input_offset: int = 0, optimize: bool = True, fuse: bool = True
+    ) -> None:
+        self.graph = optimize_graph(graph, fuse=fuse) if optimize else graph
         self._offset = input_offset
         data = [n for n in self.graph.get_direct_nodes() if get_op(n.type).io == "input"]
         by_slot = {_subgraph_slot(n, input_offset): n for n in data}

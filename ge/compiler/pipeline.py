@@ -7,6 +7,8 @@
     optimize                  constant folding, CSE, algebraic simplification and dead-node
                               elimination on every graph, to a fixed point
     after_origin_optimize     user passes at PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE
+    fuse                      elementwise groups become FusedElementwise nodes
+                              (ge.compiler.fuse), on every graph
     verify                    Graph.verify(), ops included
 
 Each step can dump the graph (``GE_DUMP_GRAPH=dir``). Passes at a ``PassStage`` are plugged in
@@ -21,6 +23,7 @@ with ``register_stage_hook``; the ``ge.passes`` framework registers its passes t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +32,7 @@ from ge.compiler.cse import eliminate_common_subexpressions
 from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.dump import dump_step
 from ge.compiler.fold import fold_constants
+from ge.compiler.fuse import fuse_elementwise
 from ge.compiler.simplify import simplify
 from ge.error import GeTypeError
 from ge.graph._air import model_from_bytes, model_to_bytes
@@ -79,6 +83,13 @@ def _optimize(graph: Graph) -> None:
             return
 
 
+def _fuse(graph: Graph) -> None:
+    for g in list(all_graphs(graph)):
+        parent = g.parent_node
+        if parent is None or parent.type != "FusedElementwise":  # bodies are fused already
+            fuse_elementwise(g)
+
+
 def _verify(graph: Graph) -> None:
     graph.verify()
 
@@ -96,6 +107,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("after_builtin_fusion", _stage(PassStage.AFTER_BUILTIN_FUSION_PASS)),
     Step("optimize", _optimize),
     Step("after_origin_optimize", _stage(PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE)),
+    Step("fuse", _fuse),
     Step("verify", _verify),
 )
 
@@ -105,13 +117,18 @@ def copy_graph(graph: Graph) -> Graph:
     return model_from_bytes(model_to_bytes(graph))
 
 
-def optimize_graph(graph: Graph) -> Graph:
-    """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged)."""
+def optimize_graph(graph: Graph, *, fuse: bool = True) -> Graph:
+    """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged).
+
+    ``fuse=False`` (or the environment variable ``GE_FUSION=0``) skips the ``fuse`` step, to
+    see or run each op on its own."""
     if not isinstance(graph, Graph):
         raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
+    fuse = fuse and os.environ.get("GE_FUSION", "1") != "0"
     work = copy_graph(graph)
     dump_step(work, 0, "input")
     for index, step in enumerate(PIPELINE, start=1):
-        step.run(work)
+        if step.name != "fuse" or fuse:
+            step.run(work)
         dump_step(work, index, step.name)
     return work

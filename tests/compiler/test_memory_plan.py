@@ -165,7 +165,7 @@ def chain(n_ops: int, shape: list[int]) -> Graph:
 def test_chain_arena_is_about_two_buffers(n_ops: int) -> None:
     shape = [8, 256]
     nbytes = 8 * 256 * 4
-    compiled = CompiledGraph(chain(n_ops, shape))
+    compiled = CompiledGraph(chain(n_ops, shape), fuse=False)
     (plan,) = compiled._plans.values()
     check_compiled_plan(plan)
     inter = [s for s in plan.buffers if s.kind is BufferKind.INTERMEDIATE]
@@ -179,7 +179,7 @@ def test_chain_arena_is_about_two_buffers(n_ops: int) -> None:
 
 def test_chain_arena_does_not_grow_with_length() -> None:
     sizes = {
-        n: next(iter(CompiledGraph(chain(n, [1024]))._plans.values())).arena_size
+        n: next(iter(CompiledGraph(chain(n, [1024]), fuse=False)._plans.values())).arena_size
         for n in (3, 9, 25)
     }
     assert sizes[3] == sizes[9] == sizes[25]
@@ -212,7 +212,7 @@ def test_fan_out_needs_room_for_every_live_value() -> None:
     for p in parts[1:]:
         total = total + p
     graph = b.build_and_reset([total])
-    compiled = CompiledGraph(graph)
+    compiled = CompiledGraph(graph, fuse=False)
     (plan,) = compiled._plans.values()
     check_compiled_plan(plan)
     assert plan.arena_size > 2 * aligned(256 * 4)  # several values are live at once
@@ -221,7 +221,7 @@ def test_fan_out_needs_room_for_every_live_value() -> None:
 
 
 def test_each_shape_plan_of_a_dynamic_graph_is_planned() -> None:
-    compiled = CompiledGraph(chain(8, [-1, 64]))
+    compiled = CompiledGraph(chain(8, [-1, 64]), fuse=False)
     for rows in (1, 3, 16):
         compiled.run_arrays([np.ones((rows, 64), np.float32)])
     assert len(compiled._plans) == 3

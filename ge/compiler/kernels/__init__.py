@@ -19,6 +19,7 @@ def _register_builtin() -> None:
     from ge.compiler.kernels import (  # noqa: F401, PLC0415  (they fill LOWERINGS)
         control,
         elementwise,
+        fused,
         matmul,
         movement,
         reduction,

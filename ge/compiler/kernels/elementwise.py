@@ -1,21 +1,40 @@
-"""Kernels for elementwise ops: one generated kernel per (op, dtypes), any shape.
+"""Elementwise kernels: one generated loop per elementwise *program*, any shape.
 
-A kernel computes ``out[i] = f(x0[o0], x1[o1], ...)`` for its share of the ``n`` output
-elements; ``o_j`` comes from the output index and input j's strides (0 on broadcast dims), all
-passed as arguments, so one kernel serves every shape of a given rank limit (``MAX_RANK``) and
-dtype combination. Inputs that are contiguous and full-size (or a single element) take a fast
-path without index arithmetic. Half types are loaded from their bits into float32, computed in
-float32 and rounded back to nearest-even, matching the references.
+A program is a straight-line list of scalar steps over the loaded inputs: a single elementwise
+op is a one-step program, the body of a ``FusedElementwise`` node (``ge.compiler.fuse``) a
+longer one. The kernel makes one pass over the output elements and writes every output of the
+program, so a fused chain reads its inputs once and keeps intermediates in registers.
 
-Argument layout: ``[out, n, contiguous, d_0..d_{R-1}, (x_j, s_j_0..s_j_{R-1}, step_j)..., params]``
-where ``step_j`` is 1 for a full-size contiguous input and 0 for a single element.
+Kernels are keyed by what their source depends on: the steps and their dtypes, the output rank
+after collapsing, and each input's *access kind*, never by sizes, so a new batch size reuses
+the compiled kernel:
+
+    full    same element count as the output: read at the output index
+    scalar  one element: read once per block
+    row     broadcast, varying along the last axis: a contiguous row at a computed base
+    col     broadcast, constant along the last axis: one element per row
+
+Before that, the output's axes of size 1 are dropped and neighbouring axes that every input
+walks the same way are merged, so ``(N, C, H, W) + (1, C, 1, 1)`` is a rank-3 loop and an
+all-``full`` program is a flat loop. Constants (scalar Consts fused into a body, the ``Exp``
+and ``Log`` attributes) travel in a parameter block, not in the source.
+
+Numerics: each step computes in its op's compute type and rounds to its output type, as the
+references do (half types are held in float32 and rounded to half after every step). float32
+``exp``/``log``/``sin``/``cos``/``tanh``/``erf`` use the vectorisable approximations of
+``ge.compiler.kernels._approx`` (accuracy documented there); float64 uses libm.
+
+Argument layout: ``[n, last, out_0.., d_0..d_{R-2}, per input: (addr, strides if row/col),
+params]``.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,18 +44,19 @@ from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
-__all__ = ["MAX_RANK", "block_dim_for"]
+__all__ = ["FUSIBLE_OPS", "MAX_RANK", "block_dim_for", "lower_program"]
 
-MAX_RANK = 6
-_PARALLEL_MIN = 1 << 16
+MAX_RANK = 8
+_PARALLEL_MIN = 1 << 15
 _HALF = {"float16": ("f16_to_f32", "f32_to_f16"), "bfloat16": ("bf16_to_f32", "f32_to_bf16")}
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
-# Scalar bodies: a, b, c are the loaded inputs in the compute type; p0..p2 are float params.
+# Scalar bodies: a, b, c... are the inputs in the compute type; p0, p1, p2 are float64 params.
 _UNARY: dict[str, str] = {
     "Neg": "-a",
     "Abs": "abs(a)",
-    "Exp": "math.exp((a * p0 + p1) * p2)",
-    "Log": "math.log(a * p0 + p1) * p2",
+    "Exp": "math.exp(a)",
+    "Log": "math.log(a)",
     "Sqrt": "np.sqrt(a)",
     "Rsqrt": "1.0 / np.sqrt(a)",
     "Square": "a * a",
@@ -73,33 +93,40 @@ _BINARY: dict[str, str] = {
     "LogicalOr": "a or b",
     "BiasAdd": "a + b",
 }
-_FLOAT_ONLY_DIV = "a / b"
-_INT_DIV = "int_div(a, b)"
+_SCALED = {  # Exp/Log with non-default base/scale/shift attributes
+    "Exp": "math.exp((a * p0 + p1) * p2)",
+    "Log": "math.log(a * p0 + p1) * p2",
+}
+# float32 spellings of the libm calls (ge.compiler.kernels._approx)
+_APPROX = {f"math.{f}(": f"{f}_f32(" for f in ("exp", "log", "sin", "cos", "tanh", "erf")}
+_USE_APPROX = False
+
+# Ops a FusedElementwise body may hold: those whose numpy broadcasting the kernel follows
+# (BiasAdd and Select broadcast along a chosen axis instead, so they stay single-op kernels).
+FUSIBLE_OPS: frozenset[str] = frozenset(
+    {*_UNARY, *_BINARY, "Div", "RealDiv", "Pow", "SelectV2", "AddN"} - {"BiasAdd"}
+)
+_DTYPES = frozenset(
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float16", "bfloat16", "float32", "float64"}
+)
 
 
 def block_dim_for(n: int) -> int:
-    """Blocks for ``n`` elements: serial below 64K elements, else one per core."""
+    """Blocks for ``n`` elements: serial below 32K elements, else one per core."""
     return 1 if n < _PARALLEL_MIN else max(1, min(os.cpu_count() or 1, n // (_PARALLEL_MIN // 2)))
+
+
+def supports_dtype(dtype: np.dtype[Any]) -> bool:
+    return dtype.name in _DTYPES
 
 
 def _np_name(dtype: np.dtype[Any]) -> str:
     return "np.uint16" if dtype.name in _HALF else f"np.{dtype.name}"
 
 
-def _compute_dtype(dtypes: Sequence[np.dtype[Any]]) -> np.dtype[Any]:
-    widened = [np.dtype(np.float32) if d.name in _HALF else d for d in dtypes]
-    return np.result_type(*widened) if len(set(widened)) > 1 else widened[0]
-
-
-def _load(j: int, dtype: np.dtype[Any], compute: np.dtype[Any], index: str) -> str:
-    raw = f"x{j}[{index}]"
-    if dtype.name in _HALF:
-        raw = f"{_HALF[dtype.name][0]}({raw})"
-        return raw if compute == np.float32 else f"np.{compute.name}({raw})"
-    return raw if dtype == compute else f"np.{compute.name}({raw})"
-
-
 def _store(value: str, out: np.dtype[Any]) -> str:
+    """``value`` (in any type) converted to the stored form of ``out``."""
     if out.name in _HALF:
         return f"{_HALF[out.name][1]}({value})"
     if out == np.bool_:
@@ -107,109 +134,330 @@ def _store(value: str, out: np.dtype[Any]) -> str:
     return f"np.{out.name}({value})"
 
 
-Load = tuple[np.dtype[Any], np.dtype[Any]]  # (stored dtype, compute dtype) of an input
+def _held(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The type a value of ``dtype`` is held in inside a kernel (half types in float32)."""
+    return np.dtype(np.float32) if dtype.name in _HALF else dtype
 
 
-def _source(body: str, loads: Sequence[Load], out: np.dtype[Any], nparams: int) -> str:
-    k = len(loads)
-    names = "abcdefghijklmnopqrstuvwxyz"
-    lines = [
-        "def kernel(block_idx, block_dim, args):",
-        "    n = args[1]",
-        f"    out = kernel_array(args[0], n, {_np_name(out)})",
-    ]
-    lines += [f"    d{r} = args[{3 + r}]" for r in range(MAX_RANK)]
-    base = 3 + MAX_RANK
-    for j, (dtype, _) in enumerate(loads):
-        at = base + j * (MAX_RANK + 2)
-        lines.append(f"    x{j} = kernel_array(args[{at}], n, {_np_name(dtype)})")
-        lines += [f"    s{j}_{r} = args[{at + 1 + r}]" for r in range(MAX_RANK)]
-        lines.append(f"    m{j} = args[{at + 1 + MAX_RANK}]")
-    if nparams:
-        at = base + k * (MAX_RANK + 2)
-        lines.append(f"    p = kernel_array(args[{at}], {nparams}, np.float64)")
-        lines += [f"    p{i} = p[{i}]" for i in range(nparams)]
-    lines += [
-        "    chunk = (n + block_dim - 1) // block_dim",
-        "    start = block_idx * chunk",
-        "    stop = min(n, start + chunk)",
-        "    if args[2] != 0:",
-        "        for i in range(start, stop):",
-    ]
-    lines += [
-        f"            {names[j]} = {_load(j, d, c, f'i * m{j}')}" for j, (d, c) in enumerate(loads)
-    ]
-    lines += [
-        f"            out[i] = {_store(body, out)}",
-        "    else:",
-        "        for i in range(start, stop):",
-        "            r = i",
-    ]
-    for r in reversed(range(1, MAX_RANK)):
-        lines += [f"            i{r} = r % d{r}", f"            r = r // d{r}"]
-    lines.append("            i0 = r")
-    for j, (d, c) in enumerate(loads):
-        offset = " + ".join(f"i{r} * s{j}_{r}" for r in range(MAX_RANK))
-        lines.append(f"            {names[j]} = {_load(j, d, c, offset)}")
-    lines.append(f"            out[i] = {_store(body, out)}")
-    return "\n".join(lines) + "\n"
+def _compute_dtype(dtypes: Sequence[np.dtype[Any]]) -> np.dtype[Any]:
+    widened = [_held(d) for d in dtypes]
+    return np.result_type(*widened) if len(set(widened)) > 1 else widened[0]
 
 
-def _strides(spec: BufferSpec, out_shape: tuple[int, ...]) -> list[int]:
-    """Element strides of an input broadcast to ``out_shape``, padded to ``MAX_RANK``."""
+def _convert(var: str, held: np.dtype[Any], to: np.dtype[Any]) -> str:
+    return var if held == to else f"np.{to.name}({var})"
+
+
+def _round(value: str, out: np.dtype[Any]) -> str:
+    """``value`` rounded to ``out`` and held (half types round-trip through their bits)."""
+    if out.name in _HALF:
+        to_bits, from_bits = _HALF[out.name][1], _HALF[out.name][0]
+        return f"{from_bits}({to_bits}({value}))"
+    if out == np.bool_:
+        return f"({value}) != 0"
+    return f"np.{out.name}({value})"
+
+
+def _approximate(expr: str) -> str:
+    """Swap libm calls for the float32 approximations, their argument cast to float32."""
+    for call, approx in _APPROX.items():
+        while call in expr:
+            start = expr.index(call)
+            depth, end = 0, start + len(call) - 1
+            for end in range(start + len(call) - 1, len(expr)):
+                depth += {"(": 1, ")": -1}.get(expr[end], 0)
+                if depth == 0:
+                    break
+            arg = expr[start + len(call) : end]
+            expr = f"{expr[:start]}{approx}np.float32({arg}){expr[end:]}"
+    return expr
+
+
+# --- programs -----------------------------------------------------------------------------------
+@dataclass
+class Program:
+    """Scalar steps over inputs; ``values`` maps a value id to (variable, dtype)."""
+
+    inputs: list[np.dtype[Any]] = field(default_factory=list)
+    params: list[tuple[str, float | int]] = field(default_factory=list)  # ("f"|"i", value)
+    hoisted: list[str] = field(default_factory=list)  # lines run once per block
+    steps: list[str] = field(default_factory=list)  # lines run per element
+    outputs: list[tuple[str, np.dtype[Any]]] = field(default_factory=list)
+
+    def input(self, dtype: np.dtype[Any]) -> tuple[str, np.dtype[Any]]:
+        self.inputs.append(dtype)
+        return f"v{len(self.inputs) - 1}", dtype
+
+    def param(self, kind: str, value: float | int) -> str:
+        self.params.append((kind, value))
+        return f"{'pf' if kind == 'f' else 'pi'}[{len(self.params) - 1}]"
+
+    def constant(self, value: Any, dtype: np.dtype[Any]) -> tuple[str, np.dtype[Any]]:
+        """A scalar constant held in a variable set once per block."""
+        var = f"c{len(self.hoisted)}"
+        if dtype.kind == "f" or dtype.name in _HALF:
+            self.hoisted.append(f"{var} = np.{_held(dtype).name}({self.param('f', float(value))})")
+        elif dtype == np.bool_:
+            self.hoisted.append(f"{var} = {self.param('i', int(bool(value)))} != 0")
+        else:
+            self.hoisted.append(f"{var} = np.{dtype.name}({self.param('i', int(value))})")
+        return var, dtype
+
+    def step(
+        self,
+        op_type: str,
+        attrs: dict[str, Any],
+        args: Sequence[tuple[str, np.dtype[Any]]],
+        out: np.dtype[Any],
+    ) -> tuple[str, np.dtype[Any]] | None:
+        """Append ``op_type`` on ``args``; returns its value, or ``None`` if unsupported."""
+        dtypes = [d for _, d in args]
+        if op_type in {"SelectV2", "Select"}:
+            compute = _compute_dtype(dtypes[1:])
+            computes = [_held(dtypes[0]), compute, compute]
+        elif op_type == "Cast":
+            compute = _held(dtypes[0])
+            computes = [compute]
+        else:
+            compute = _compute_dtype(dtypes)
+            computes = [compute] * len(args)
+        body = _body(op_type, attrs, len(args), compute)
+        if body is None or len(args) > len(_LETTERS):
+            return None
+        names: dict[str, str] = {}
+        for letter, (var, dtype), to in zip(_LETTERS, args, computes, strict=False):
+            names[letter] = _convert(var, _held(dtype), to)
+        for k, value in enumerate(_params(op_type, attrs)):
+            names[f"p{k}"] = self.param("f", value)
+        expr = re.sub(r"\b([a-z]|p[0-9])\b", lambda m: names.get(m[1], m[1]), body)
+        if compute == np.float32 and _USE_APPROX:
+            expr = _approximate(expr)
+        var = f"t{len(self.steps)}"
+        self.steps.append(f"{var} = {_round(expr, out)}")
+        return var, out
+
+
+def _body(op: str, attrs: dict[str, Any], arity: int, compute: np.dtype[Any]) -> str | None:
+    if op in _SCALED and _params(op, attrs):
+        return _SCALED[op]
+    if op in _UNARY:
+        return _UNARY[op]
+    if op in _BINARY:
+        return _BINARY[op]
+    if op in ("Div", "RealDiv"):
+        return "int_div(a, b)" if compute.kind in "iu" else "a / b"
+    if op == "Pow":
+        return "np.trunc(np.float64(a) ** np.float64(b))" if compute.kind in "iu" else "a ** b"
+    if op in ("Select", "SelectV2"):
+        return "b if a else c"
+    if op == "AddN":
+        return " + ".join(_LETTERS[:arity])
+    return None
+
+
+def _params(op: str, attrs: dict[str, Any]) -> list[float]:
+    """``Exp``/``Log`` attributes as (scale, shift, log factor); ``[]`` for the defaults."""
+    if op not in _SCALED:
+        return []
+    base, scale, shift = attrs["base"], attrs["scale"], attrs["shift"]
+    if base == -1.0 and scale == 1.0 and shift == 0.0:
+        return []
+    factor = 1.0 if base == -1.0 else math.log(base)
+    return [scale, shift, factor if op == "Exp" else 1.0 / factor]
+
+
+# --- layout: collapsed dims and access kinds ------------------------------------------------------
+def _strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
+    """Element strides of an input broadcast to ``out_shape`` (0 on broadcast axes)."""
     rank = len(out_shape)
-    shape = (1,) * (rank - len(spec.shape)) + tuple(spec.shape)
+    padded = (1,) * (rank - len(shape)) + tuple(shape)
     strides = [0] * rank
     step = 1
     for axis in reversed(range(rank)):
-        strides[axis] = step if shape[axis] == out_shape[axis] and shape[axis] != 1 else 0
-        step *= shape[axis]
-    return [0] * (MAX_RANK - rank) + strides
+        strides[axis] = step if padded[axis] == out_shape[axis] and padded[axis] != 1 else 0
+        step *= padded[axis]
+    return strides
 
 
-def _params(ctx: LowerContext) -> list[float]:
-    if ctx.op.type == "Exp":
-        base = ctx.attrs["base"]
-        return [ctx.attrs["scale"], ctx.attrs["shift"], 1.0 if base == -1.0 else math.log(base)]
-    if ctx.op.type == "Log":
-        base = ctx.attrs["base"]
-        return [
-            ctx.attrs["scale"],
-            ctx.attrs["shift"],
-            1.0 if base == -1.0 else 1.0 / math.log(base),
+def _collapse(
+    out_shape: Sequence[int], strides: list[list[int]]
+) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 output axes and merge neighbours every input walks contiguously."""
+    keep = [k for k, d in enumerate(out_shape) if d != 1]
+    dims = [out_shape[k] for k in keep]
+    walks = [[s[k] for k in keep] for s in strides]
+    k = len(dims) - 1
+    while k > 0:
+        mergeable = all(
+            (w[k - 1] == 0 and w[k] == 0) or (w[k - 1] != 0 and w[k - 1] == w[k] * dims[k])
+            for w in walks
+        )
+        if mergeable:
+            dims[k - 1] *= dims[k]
+            del dims[k]
+            for w in walks:
+                w[k - 1] = w[k]
+                del w[k]
+        k -= 1
+    return dims or [1], [w or [0] for w in walks]
+
+
+def _kind(count: int, n: int, walk: list[int]) -> str:
+    if count == n:
+        return "full"
+    if count == 1:
+        return "scalar"
+    return "row" if walk[-1] != 0 else "col"
+
+
+# --- source -------------------------------------------------------------------------------------
+def _load(j: int, dtype: np.dtype[Any], index: str) -> str:
+    raw = f"x{j}[{index}]"
+    return f"{_HALF[dtype.name][0]}({raw})" if dtype.name in _HALF else raw
+
+
+def _prologue(program: Program, kinds: list[str], rank: int) -> list[str]:
+    """Arguments, parameters and per-block values (scalar inputs, constants)."""
+    nout = len(program.outputs)
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        "    n = args[0]",
+        "    if n == 0:",
+        "        return",
+        "    last = args[1]",
+    ]
+    lines += [f"    d{r} = args[{2 + nout + r}]" for r in range(rank - 1)]
+    pos = 2 + nout + rank - 1
+    for j, kind in enumerate(kinds):
+        lines.append(f"    a{j} = args[{pos}]")
+        pos += 1
+        if kind in ("row", "col"):
+            lines += [f"    s{j}_{r} = args[{pos + r}]" for r in range(rank - 1)]
+            pos += rank - 1
+    if program.params:
+        count = len(program.params)
+        lines += [
+            f"    pf = kernel_array(args[{pos}], {count}, np.float64)",
+            f"    pi = kernel_array(args[{pos}], {count}, np.int64)",
         ]
-    return []
+    lines += [f"    {h}" for h in program.hoisted]
+    for j, kind in enumerate(kinds):
+        if kind == "scalar":
+            dtype = program.inputs[j]
+            lines.append(f"    x{j} = kernel_array(a{j}, 1, {_np_name(dtype)})")
+            lines.append(f"    v{j} = {_load(j, dtype, '0')}")
+    return lines
 
 
-def _param_block(ctx: LowerContext, values: list[float]) -> int:
-    return ctx.plan.device_constant(np.asarray(values, np.float64))
+def _views(
+    program: Program, kinds: list[str], rank: int, ind: str, offset: str, count: str
+) -> list[str]:
+    """Views of this stretch of the outputs and inputs (so the loop index starts at 0)."""
+    lines = []
+    for o, (_, dtype) in enumerate(program.outputs):
+        lines.append(
+            f"{ind}o{o} = kernel_array(args[{2 + o}] + ({offset}) * {dtype.itemsize}, {count}, "
+            f"{_np_name(dtype)})"
+        )
+    for j, kind in enumerate(kinds):
+        dtype = program.inputs[j]
+        at = {
+            "full": (f"({offset})", count),
+            "row": (" + ".join(f"i{r} * s{j}_{r}" for r in range(rank - 1)), count),
+            "col": (" + ".join(f"i{r} * s{j}_{r}" for r in range(rank - 1)), "1"),
+        }.get(kind)
+        if at is None:
+            continue
+        lines.append(
+            f"{ind}x{j} = kernel_array(a{j} + ({at[0]}) * {dtype.itemsize}, {at[1]}, "
+            f"{_np_name(dtype)})"
+        )
+        if kind == "col":
+            lines.append(f"{ind}v{j} = {_load(j, dtype, '0')}")
+    return lines
 
 
+def _source(program: Program, kinds: list[str], rank: int) -> str:
+    lines = _prologue(program, kinds, rank)
+    if all(k in ("full", "scalar") for k in kinds):  # one flat stretch per block
+        lines += [
+            "    chunk = ((n + block_dim - 1) // block_dim + 15) // 16 * 16",
+            "    start = block_idx * chunk",
+            "    m = min(n, start + chunk) - start",
+            "    if m <= 0:",
+            "        return",
+        ]
+        ind, offset, count = "    ", "start", "m"
+    else:  # one stretch per row of the last axis
+        lines += [
+            "    rows = n // last",
+            "    chunk = (rows + block_dim - 1) // block_dim",
+            "    r0 = block_idx * chunk",
+            "    for row in range(r0, min(rows, r0 + chunk)):",
+            "        q = row",
+        ]
+        for r in reversed(range(rank - 1)):
+            lines += [f"        i{r} = q % d{r}", f"        q = q // d{r}"]
+        ind, offset, count = "        ", "row * last", "last"
+    lines += _views(program, kinds, rank, ind, offset, count)
+    lines.append(f"{ind}for i in range({count}):")
+    body = ind + "    "
+    lines += [
+        f"{body}v{j} = {_load(j, program.inputs[j], 'i')}"
+        for j, k in enumerate(kinds)
+        if k in ("full", "row")
+    ]
+    lines += [f"{body}{s}" for s in program.steps]
+    for o, (var, dtype) in enumerate(program.outputs):
+        value = f"{_HALF[dtype.name][1]}({var})" if dtype.name in _HALF else var
+        lines.append(f"{body}o{o}[i] = {value}")
+    return "\n".join(lines) + "\n"
+
+
+def lower_program(
+    ctx: LowerContext,
+    program: Program,
+    in_specs: Sequence[BufferSpec],
+    in_bufs: Sequence[int],
+    out_bufs: Sequence[int],
+) -> list[KernelTask | HostTask] | None:
+    """The kernel task computing ``program`` over inputs ``in_specs`` (broadcast to the first
+    output's shape) into ``out_bufs``; ``None`` when a shape is out of reach."""
+    out_shape = ctx.spec(out_bufs[0]).shape
+    if len(out_shape) > MAX_RANK or any(ctx.spec(b).shape != out_shape for b in out_bufs):
+        return None
+    n = int(np.prod(out_shape, dtype=np.int64))
+    dims, walks = _collapse(out_shape, [_strides(s.shape, out_shape) for s in in_specs])
+    counts = [int(np.prod(s.shape, dtype=np.int64)) for s in in_specs]
+    kinds = [_kind(c, n, w) for c, w in zip(counts, walks, strict=True)]
+    rank = len(dims)
+    source = _source(program, kinds, rank)
+    template: list[int] = [n, dims[-1], *([0] * len(out_bufs)), *dims[:-1]]
+    patches = [(2 + o, buf) for o, buf in enumerate(out_bufs)]
+    for buf, kind, walk in zip(in_bufs, kinds, walks, strict=True):
+        patches.append((len(template), buf))
+        template.append(0)
+        if kind in ("row", "col"):
+            template += walk[:-1]
+    if program.params:
+        block = np.zeros(len(program.params), np.float64)
+        for k, (kind, value) in enumerate(program.params):
+            if kind == "f":
+                block[k] = value
+            else:
+                block.view(np.int64)[k] = int(np.int64(value))
+        template.append(ctx.plan.device_constant(block))
+    function = kernel_from_source(source)
+    return [kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)]
+
+
+# --- single ops ---------------------------------------------------------------------------------
 def _bias_view(ctx: LowerContext, bias: BufferSpec, out_shape: tuple[int, ...]) -> BufferSpec:
     fmt = ctx.attrs["data_format"]
     axis = 1 if fmt.startswith("NC") and len(out_shape) > 1 else len(out_shape) - 1
     shape = [1] * len(out_shape)
     shape[axis] = bias.shape[0]
     return BufferSpec(bias.kind, bias.index, tuple(shape), bias.dtype)
-
-
-def _body(
-    ctx: LowerContext, in_dtypes: Sequence[np.dtype[Any]], compute: np.dtype[Any]
-) -> str | None:
-    op = ctx.op.type
-    if op in _UNARY:
-        return _UNARY[op]
-    if op in _BINARY:
-        return _BINARY[op]
-    if op in ("Div", "RealDiv"):
-        return _INT_DIV if compute.kind in "iu" else _FLOAT_ONLY_DIV
-    if op == "Pow":
-        return "np.trunc(np.float64(a) ** np.float64(b))" if compute.kind in "iu" else "a ** b"
-    if op in ("Select", "SelectV2"):
-        return "b if a else c"
-    if op == "AddN":
-        return " + ".join("abcdefghijklmnopqrstuvwxyz"[: len(in_dtypes)])
-    return None
 
 
 def _picks_rows(cond: BufferSpec, out: BufferSpec) -> bool:
@@ -224,56 +472,25 @@ def _picks_rows(cond: BufferSpec, out: BufferSpec) -> bool:
 
 def lower_elementwise(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     out = ctx.spec(ctx.outputs[0])
-    if len(out.shape) > MAX_RANK or any(b is None for b in ctx.inputs) or len(ctx.inputs) > 26:
+    if any(b is None for b in ctx.inputs) or not supports_dtype(out.dtype):
         return None
-    ins = [ctx.spec(b) for b in ctx.inputs if b is not None]
+    bufs = [b for b in ctx.inputs if b is not None]
+    specs = [ctx.spec(b) for b in bufs]
+    if not all(supports_dtype(s.dtype) for s in specs):
+        return None
     if ctx.op.type == "BiasAdd":
-        ins[1] = _bias_view(ctx, ins[1], out.shape)
-    in_dtypes = [s.dtype for s in ins]
-    if ctx.op.type in ("Select", "SelectV2"):
-        compute = _compute_dtype(in_dtypes[1:])
-        loads = [(in_dtypes[0], in_dtypes[0])] + [(d, compute) for d in in_dtypes[1:]]
-        if ctx.op.type == "Select" and _picks_rows(ins[0], out):
-            ins[0] = BufferSpec(
-                ins[0].kind, ins[0].index, ins[0].shape + (1,) * (len(out.shape) - 1), ins[0].dtype
-            )
-    elif ctx.op.type == "Cast":
-        compute = np.dtype(np.float32) if in_dtypes[0].name in _HALF else in_dtypes[0]
-        loads = [(in_dtypes[0], compute)]
-    else:
-        compute = _compute_dtype(in_dtypes)
-        loads = [(d, compute) for d in in_dtypes]
-    body = _body(ctx, in_dtypes, compute)
-    if body is None:
+        specs[1] = _bias_view(ctx, specs[1], out.shape)
+    if ctx.op.type == "Select" and _picks_rows(specs[0], out):
+        cond = specs[0]
+        padded = cond.shape + (1,) * (len(out.shape) - 1)
+        specs[0] = BufferSpec(cond.kind, cond.index, padded, cond.dtype)
+    program = Program()
+    args = [program.input(s.dtype) for s in specs]
+    value = program.step(ctx.op.type, ctx.attrs, args, out.dtype)
+    if value is None:
         return None
-    params = _params(ctx)
-    source = _source(body, loads, out.dtype, len(params))
-    function = kernel_from_source(source)
-    n = int(np.prod(out.shape, dtype=np.int64))
-    dims = [1] * (MAX_RANK - len(out.shape)) + list(out.shape)
-    template: list[int] = [0, n, 0, *dims]
-    patch_pos, patch_buf = [0], [ctx.outputs[0]]
-    contiguous = True
-    for buf, spec in zip([b for b in ctx.inputs if b is not None], ins, strict=True):
-        strides = _strides(spec, out.shape)
-        count = int(np.prod(spec.shape, dtype=np.int64))
-        full = tuple(spec.shape) == tuple(out.shape)
-        contiguous &= full or count == 1
-        patch_pos.append(len(template))
-        patch_buf.append(buf)
-        template += [0, *strides, 1 if full else 0]
-    template[2] = 1 if contiguous else 0
-    if params:
-        template.append(_param_block(ctx, params))
-    return [
-        kernel_task(
-            ctx.node.name,
-            function,
-            block_dim_for(n),
-            template,
-            list(zip(patch_pos, patch_buf, strict=True)),
-        )
-    ]
+    program.outputs.append(value)
+    return lower_program(ctx, program, specs, bufs, ctx.outputs[:1])
 
 
 _OPS: tuple[str, ...] = (*_UNARY, *_BINARY, "Div", "RealDiv", "Pow", "Select", "SelectV2", "AddN")

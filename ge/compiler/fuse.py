@@ -1,0 +1,233 @@
+"""Elementwise fusion: connected elementwise ops of one output shape become one node.
+
+The pass walks the graph in topological order and grows *groups*: a node joins the groups of
+its producers when every rule in ``JOIN_RULES`` allows it, and two groups that meet at a node
+merge. Each group of two or more ops becomes a ``FusedElementwise`` node (``ge.ops.fused``)
+whose ``body`` subgraph holds the ops, their scalar Consts, and one Data node per outside
+input; every group value used outside (or returned by the graph) is an output. The lowering
+turns the body into one kernel (``ge.compiler.kernels.elementwise``), so a chain such as
+``x*y + x*0.5 - y*y`` reads ``x`` and ``y`` once and writes once.
+
+The decision is data, readable top to bottom: ``FUSIBLE`` says which nodes may be in a body,
+``JOIN_RULES`` when two groups may become one. A merge that would make the graph cyclic (an
+outside node both fed by the group and feeding it) is refused. The pass is the pipeline step
+``fuse`` and shows in ``GE_DUMP_GRAPH`` dumps.
+
+    >>> from ge.es import GraphBuilder
+    >>> b = GraphBuilder("g"); x, y = b.create_input(0, shape=[8]), b.create_input(1, shape=[8])
+    >>> g = b.build_and_reset([x * y + x * 0.5 - y * y])
+    >>> fuse_elementwise(g)
+    True
+    >>> sorted(n.type for n in g.get_direct_nodes())
+    ['Data', 'Data', 'FusedElementwise', 'NetOutput']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ge.compiler._graphs import fresh_name, op_of
+from ge.compiler.dce import eliminate_dead_nodes
+from ge.compiler.kernels.elementwise import FUSIBLE_OPS, MAX_RANK, supports_dtype
+from ge.graph._dtypes import numpy_dtype
+from ge.graph._verify import topological_order
+from ge.graph.graph import Graph
+from ge.graph.node import Node
+from ge.graph.tensor import Tensor
+from ge.ops.construct import add_op_node
+from ge.ops.infer import const_array, graph_outputs, node_attrs
+from ge.ops.layout import input_groups
+
+__all__ = ["FUSIBLE", "JOIN_RULES", "MAX_GROUP", "fuse_elementwise"]
+
+MAX_GROUP = 64  # ops per body: Numba's compile time grows with the body
+_MAX_INPUTS = 24
+
+Port = tuple[Node, int]
+
+
+def _shape(node: Node) -> tuple[int, ...]:
+    return tuple(node._output_descs[0]._shape)
+
+
+def _fusible(node: Node) -> bool:
+    """An elementwise op with one output of a supported type and a known rank."""
+    if node.type not in FUSIBLE_OPS or node._in_ctrl or node._out_ctrl or node._subgraph_names:
+        return False
+    if len(node._output_descs) != 1 or any(e is None for e in node._in_edges):
+        return False
+    descs = [node._output_descs[0], *(e[0]._output_descs[e[1]] for e in node._in_edges if e)]
+    shape = _shape(node)
+    return (
+        all(supports_dtype(numpy_dtype(d._data_type)) for d in descs)
+        and len(shape) <= MAX_RANK
+        and -2 not in shape
+    )
+
+
+FUSIBLE: Callable[[Node], bool] = _fusible
+
+
+def _scalar_const(port: Port) -> bool:
+    """A one-element Const: it goes into the body as a parameter, not as an input."""
+    value = const_array(port[0])
+    return port[0].type == "Const" and value is not None and value.size == 1
+
+
+@dataclass
+class _Group:
+    shape: tuple[int, ...]
+    members: list[Node] = field(default_factory=list)
+    mask: int = 0  # bit i set: the node with topological index i is a member
+
+    def outside_inputs(self) -> list[Port]:
+        inside = {id(m) for m in self.members}
+        ports: dict[tuple[int, int], Port] = {}
+        for m in self.members:
+            for e in m._in_edges:
+                if e is not None and id(e[0]) not in inside and not _scalar_const(e):
+                    ports.setdefault((id(e[0]), e[1]), e)
+        return list(ports.values())
+
+
+@dataclass
+class _Fusion:
+    """State of one pass: topological index, ancestor sets and group of every node."""
+
+    index: dict[int, int]
+    ancestors: dict[int, int]
+    group_of: dict[int, _Group] = field(default_factory=dict)
+
+    def creates_cycle(self, members: list[Node], mask: int) -> bool:
+        """Whether some outside producer of ``members`` depends on one of them."""
+        for m in members:
+            for e in m._in_edges:
+                if e is None or mask >> self.index[id(e[0])] & 1:
+                    continue
+                if self.ancestors[id(e[0])] & mask:
+                    return True
+        return False
+
+
+JoinRule = Callable[[_Fusion, _Group, _Group], bool]
+
+# When may group ``a`` and group ``b`` become one group (all must hold):
+JOIN_RULES: tuple[tuple[str, JoinRule], ...] = (
+    ("same output shape", lambda f, a, b: a.shape == b.shape),
+    ("body size limit", lambda f, a, b: len(a.members) + len(b.members) <= MAX_GROUP),
+    (
+        "input limit",
+        lambda f, a, b: len(_Group(a.shape, a.members + b.members).outside_inputs()) <= _MAX_INPUTS,
+    ),
+    ("stays acyclic", lambda f, a, b: not f.creates_cycle(a.members + b.members, a.mask | b.mask)),
+)
+
+
+def _may_join(fusion: _Fusion, a: _Group, b: _Group) -> bool:
+    return all(rule(fusion, a, b) for _, rule in JOIN_RULES)
+
+
+def _groups(graph: Graph, min_ops: int) -> list[_Group]:
+    order, _ = topological_order(graph)
+    fusion = _Fusion({id(n): i for i, n in enumerate(order)}, {})
+    for node in order:
+        mask = 0
+        for src in [e[0] for e in node._in_edges if e is not None] + list(node._in_ctrl):
+            mask |= fusion.ancestors[id(src)] | 1 << fusion.index[id(src)]
+        fusion.ancestors[id(node)] = mask
+        if not FUSIBLE(node):
+            continue
+        group = _Group(_shape(node), [node], 1 << fusion.index[id(node)])
+        for e in node._in_edges:
+            producer = fusion.group_of.get(id(e[0])) if e is not None else None
+            if producer is None or producer is group or not _may_join(fusion, producer, group):
+                continue
+            producer.members += group.members
+            producer.mask |= group.mask
+            group = producer
+        for m in group.members:
+            fusion.group_of[id(m)] = group
+    unique = {id(g): g for g in fusion.group_of.values() if len(g.members) >= min_ops}
+    for g in unique.values():
+        g.members.sort(key=lambda m: fusion.index[id(m)])
+    return list(unique.values())
+
+
+def _exported(group: _Group, graph_outputs: set[tuple[int, int]]) -> list[Node]:
+    inside = {id(m) for m in group.members}
+    return [
+        m
+        for m in group.members
+        if (id(m), 0) in graph_outputs or any(id(dst) not in inside for dst, _ in m._out_edges[0])
+    ]
+
+
+def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node]) -> Graph:
+    root = graph._root()
+    taken = set(root._subgraphs) | {root.name}
+    name = f"{group.members[-1].name}_fused_body"
+    k = 1
+    while name in taken:
+        name, k = f"{group.members[-1].name}_fused_body_{k}", k + 1
+    body = Graph(name)
+    ports: dict[tuple[int, int], Port] = {}
+    for k, (src, port) in enumerate(inputs):
+        desc = src._output_descs[port]
+        data = add_op_node(body, "Data", [None], {"index": k}, name=f"x{k}", declared=[desc])
+        ports[(id(src), port)] = (data, 0)
+    for m in group.members:
+        op = op_of(m)
+        assert op is not None
+        args = []
+        for e in m._in_edges:
+            assert e is not None
+            if (id(e[0]), e[1]) not in ports:  # a scalar Const: copied into the body
+                tensor = e[0]._attrs["value"].value
+                assert isinstance(tensor, Tensor)
+                const = add_op_node(body, "Const", [], {"value": tensor}, name=e[0].name)
+                const._output_descs[0] = e[0]._output_descs[0]._clone()
+                ports[(id(e[0]), e[1])] = (const, 0)
+            args.append(ports[(id(e[0]), e[1])])
+        grouped = [
+            [args[p] for p in g] if spec.dynamic else args[g[0]]
+            for spec, g in zip(op.inputs, input_groups(op, m), strict=True)
+        ]
+        copy = add_op_node(body, m.type, grouped, node_attrs(op, m), name=m.name)
+        ports[(id(m), 0)] = (copy, 0)
+    add_op_node(body, "NetOutput", [[ports[(id(m), 0)] for m in exported]], name="NetOutput")
+    return body
+
+
+def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -> None:
+    inputs = group.outside_inputs()
+    exported = _exported(group, graph_outputs)
+    body = _body(graph, group, inputs, exported)
+    name = fresh_name(graph, f"{group.members[-1].name}_fused")
+    fused = add_op_node(
+        graph,
+        "FusedElementwise",
+        [inputs],
+        name=name,
+        output_counts=[len(exported)],
+        subgraphs=[body],
+    )
+    fused.set_attr("_fused_ops", ",".join(m.type for m in group.members))
+    for j, m in enumerate(exported):
+        graph.replace_all_uses(m, 0, fused, j)
+    for m in reversed(group.members):
+        graph.remove_node(m)
+
+
+def fuse_elementwise(graph: Graph, *, min_ops: int = 2) -> bool:
+    """Fuse ``graph``'s elementwise groups of at least ``min_ops`` ops in place; returns
+    whether anything changed. (A lone op is already one kernel; ``min_ops=1`` wraps it anyway,
+    which tests use to run every op through the fused path.)"""
+    groups = _groups(graph, min_ops)
+    if not groups:
+        return False
+    outputs = {(id(n), p) for n, p in graph_outputs(graph)}
+    for group in groups:
+        _replace(graph, group, outputs)
+    eliminate_dead_nodes(graph)
+    return True

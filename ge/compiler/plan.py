@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeError
-from ge.runtime import memory
-from ge.runtime.kernel import KernelFunction
+from ge.runtime import _launcher, memory
+from ge.runtime.kernel import KernelFunction, run_blocks
 from ge.runtime.memory import device_view
 
 __all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan", "kernel_task"]
@@ -67,18 +67,9 @@ class KernelTask:
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         args = self.template.copy()
         args[self.patch_pos] = addrs[self.patch_buf] + self.patch_off
-        if self.block_dim == 1:
-            statuses = [self.function(0, 1, args)]
-        else:
-            from ge.runtime.kernel import _pool  # noqa: PLC0415  (shared block pool)
-
-            futures = [
-                _pool().submit(self.function, b, self.block_dim, args)
-                for b in range(self.block_dim)
-            ]
-            statuses = [f.result() for f in futures]
-        if any(statuses):
-            raise GeError(f"kernel {self.function.name} failed (status {max(statuses)})")
+        status = run_blocks(self.function, self.block_dim, args)
+        if status:
+            raise GeError(f"kernel {self.function.name} failed (status {status})")
 
 
 def kernel_task(
@@ -116,6 +107,56 @@ Task = KernelTask | HostTask
 
 
 @dataclass
+class _Batch:
+    """Every kernel task's arguments in one vector and a launcher table over it.
+
+    ``table`` row k is ``(status entry, block_dim, offset of k's arguments in bytes)``; a run
+    adds the address of its copy of ``args`` to the offsets. ``segments`` lists
+    ``(first row, end row)`` for runs of kernels and ``(task index, -1)`` for host tasks."""
+
+    args: np.ndarray
+    patch_pos: np.ndarray
+    patch_buf: np.ndarray
+    patch_off: np.ndarray
+    table: np.ndarray
+    kernel_index: list[int]  # table row -> task index
+    segments: list[tuple[int, int]]
+
+    @staticmethod
+    def of(tasks: Sequence[Task]) -> _Batch:
+        kernels = [(i, t) for i, t in enumerate(tasks) if isinstance(t, KernelTask)]
+        offsets = np.cumsum([0] + [len(t.template) for _, t in kernels])
+        table = np.zeros((len(kernels), 3), np.int64)
+        for row, (_, task) in enumerate(kernels):
+            table[row] = (task.function.status_address, task.block_dim, offsets[row] * 8)
+        segments: list[tuple[int, int]] = []
+        row = 0
+        for i, item in enumerate(tasks):
+            if not isinstance(item, KernelTask):
+                segments.append((i, -1))
+            elif segments and segments[-1][1] == row:
+                segments[-1] = (segments[-1][0], row + 1)
+                row += 1
+            else:
+                segments.append((row, row + 1))
+                row += 1
+        parts = [t for _, t in kernels]
+        return _Batch(
+            np.concatenate([t.template for t in parts]) if parts else np.zeros(0, np.int64),
+            _concat([t.patch_pos + offsets[k] for k, t in enumerate(parts)]),
+            _concat([t.patch_buf for t in parts]),
+            _concat([t.patch_off for t in parts]),
+            table,
+            [i for i, _ in kernels],
+            segments,
+        )
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+
+@dataclass
 class Plan:
     """Tasks in order, the buffers they use, and where graph inputs and outputs live."""
 
@@ -126,6 +167,7 @@ class Plan:
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
     arena_size: int = 0
     owned: list[int] = field(default_factory=list)  # device memory freed with the plan
+    _batch: _Batch | None = None  # the kernel tasks laid out for the launcher (first run)
 
     def __post_init__(self) -> None:
         weakref.finalize(self, _free_all, self.owned)
@@ -180,14 +222,39 @@ class Plan:
         return "\n".join(lines)
 
     def execute(self, addrs: np.ndarray) -> None:
-        """Run every task (on the calling thread: the stream's worker)."""
-        for task in self.tasks:
-            try:
-                task.run(addrs, self.buffers)
-            except GeError as e:
-                raise GeError(f"node {task.name} failed: {e}") from e
-            except (ValueError, TypeError, ArithmeticError, IndexError) as e:
-                raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
+        """Run every task (on the calling thread: the stream's worker). Runs of consecutive
+        kernel tasks go to the native launcher in one call, with no Python per kernel."""
+        batch = self._batch if self._batch is not None else self._make_batch()
+        if batch is None:
+            for task in self.tasks:
+                self._run_one(task, addrs)
+            return
+        args = batch.args.copy()
+        args[batch.patch_pos] = addrs[batch.patch_buf] + batch.patch_off
+        table = batch.table.copy()
+        table[:, 2] += args.ctypes.data
+        for start, stop in batch.segments:
+            if stop < 0:  # a host task
+                self._run_one(self.tasks[start], addrs)
+                continue
+            failed = _launcher.run_tasks(table.ctypes.data + start * 24, stop - start)
+            if failed:
+                task = self.tasks[batch.kernel_index[start + failed - 1]]
+                raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
+
+    def _run_one(self, task: Task, addrs: np.ndarray) -> None:
+        try:
+            task.run(addrs, self.buffers)
+        except GeError as e:
+            raise GeError(f"node {task.name} failed: {e}") from e
+        except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+            raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
+
+    def _make_batch(self) -> _Batch | None:
+        if not _launcher.available():
+            return None
+        self._batch = _Batch.of(self.tasks)
+        return self._batch
 
 
 def _free_all(addresses: list[int]) -> None:

@@ -9,7 +9,8 @@ features, ge version) and the kernel's LLVM IR, with Numba's C wrapper replaced 
 so the binary needs no Python objects, no Numba runtime and not the source that produced it.
 ``load_kernel_binary`` JIT-compiles that IR with llvmlite (Numba is not imported), refusing a
 binary built for CPU features this machine lacks. ``launch_kernel`` runs blocks
-``0..block_dim-1`` on a thread pool (the calls release the GIL), in ``stream`` order.
+``0..block_dim-1`` on the native thread pool of ``ge.runtime._launcher`` (a Python thread pool
+where there is none), in ``stream`` order.
 
 Decision (ours): ``args`` items that are addresses should be passed as ``MemBlock``s, device
 ``ge.graph.Tensor``s or ``DeviceRange``s; those are checked against live device memory when the
@@ -47,6 +48,7 @@ import numpy as np
 from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
+from ge.runtime import _launcher
 from ge.runtime.stream import Stream, resolve_stream
 
 __all__ = [
@@ -172,12 +174,13 @@ def _missing_features(wanted: str, have: str) -> list[str]:
 class KernelFunction:
     """One kernel entry point of a loaded binary."""
 
-    __slots__ = ("_binary", "_status", "address", "name")
+    __slots__ = ("_binary", "_status", "address", "name", "status_address")
 
     def __init__(self, binary: KernelBinary, name: str, address: int, status: int) -> None:
         self._binary = binary  # keeps the JIT engine (and the code) alive
         self.name = name
         self.address = address
+        self.status_address = status  # i32 (block_idx, block_dim, args): 0 = ok
         self._status = _CFUNC(status)
 
     def __call__(self, block_idx: int, block_dim: int, args: np.ndarray) -> int:
@@ -249,6 +252,10 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ge-block")
 
 
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's pool threads
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def _ranges(args: Sequence[Any]) -> tuple[list[int], list[tuple[int, int]]]:
     values: list[int] = []
     ranges: list[tuple[int, int]] = []
@@ -285,16 +292,20 @@ def _run_blocks(
                 f"launch of {function.name} refused: address range "
                 f"{addr:#x}+{nbytes} is not inside live device memory"
             )
+    status = run_blocks(function, block_dim, args)
+    if status:
+        raise GeError(f"kernel {function.name} failed (status {status})")
+
+
+def run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> int:
+    """Run blocks ``0..block_dim-1`` now (on the native pool when there is one, else on a
+    Python thread pool); returns 0 or a failing block's status."""
     if block_dim == 1:
-        statuses = [function(0, 1, args)]
-    else:
-        futures = [_pool().submit(function, b, block_dim, args) for b in range(block_dim)]
-        statuses = [f.result() for f in futures]
-    failed = [b for b, status in enumerate(statuses) if status != 0]
-    if failed:
-        raise GeError(
-            f"kernel {function.name} failed in block(s) {failed[:8]} (status {statuses[failed[0]]})"
-        )
+        return function(0, 1, args)
+    if _launcher.available():
+        return _launcher.launch(function.status_address, block_dim, args.ctypes.data)
+    futures = [_pool().submit(function, b, block_dim, args) for b in range(block_dim)]
+    return next((s for s in (f.result() for f in futures) if s), 0)
 
 
 def launch_kernel(

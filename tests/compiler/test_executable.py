@@ -484,3 +484,33 @@ def test_concurrent_runs_of_one_compiled_graph() -> None:
         t.join()
     assert not errors, errors[0]
     assert len(compiled._plans) == 3
+
+
+# --- the plan executor: kernel runs go to the launcher in one call -----------------------------
+def _failing(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
+    if block_idx >= args[0]:
+        raise ValueError("block failed")
+
+
+def test_a_failing_kernel_in_a_batch_names_its_node_and_stops_the_plan() -> None:
+    from ge.compiler.plan import BufferKind, BufferSpec, HostTask, kernel_task
+    from ge.runtime.kernel import compile_kernel, load_kernel_binary
+
+    fn = load_kernel_binary(compile_kernel(_failing, "failing")).get_function("failing")
+    ran: list[str] = []
+    plan = Plan()
+    plan.inputs = [plan.add_buffer(BufferSpec(BufferKind.INPUT, 0, (1,), np.dtype(np.float32)))]
+    plan.tasks = [
+        kernel_task("ok_first", fn, 2, [2], []),
+        HostTask("host", lambda views: ran.append("host"), [0]),
+        kernel_task("ok_second", fn, 2, [2], []),
+        kernel_task("breaks", fn, 4, [1], []),  # blocks 1..3 fail
+        HostTask("after", lambda views: ran.append("after"), [0]),
+    ]
+    block = runtime.malloc(4)
+    try:
+        with pytest.raises(GeError, match="node breaks failed"):
+            plan.execute(plan.addresses([block.addr], [], 0))
+    finally:
+        runtime.free(block)
+    assert ran == ["host"]  # nothing after the failing kernel ran

@@ -629,8 +629,7 @@ def test_a_kernel_that_raises_fails_at_synchronize(
     with pytest.raises(GeError) as info:
         stream.synchronize()
     message = str(info.value)
-    assert "failing" in message
-    assert "[2, 3]" in message
+    assert "kernel failing failed (status" in message
     launch_kernel(fn, 4, stream, [4])  # no block fails
     stream.synchronize()
     x = np.ones(3)

@@ -23,6 +23,7 @@ def _register_builtin() -> None:
         matmul,
         movement,
         reduction,
+        rows,
     )
 
 

@@ -99,7 +99,7 @@ _SCALED = {  # Exp/Log with non-default base/scale/shift attributes
 }
 # float32 spellings of the libm calls (ge.compiler.kernels._approx)
 _APPROX = {f"math.{f}(": f"{f}_f32(" for f in ("exp", "log", "sin", "cos", "tanh", "erf")}
-_USE_APPROX = False
+USE_APPROX = False
 
 # Ops a FusedElementwise body may hold: those whose numpy broadcasting the kernel follows
 # (BiasAdd and Select broadcast along a chosen axis instead, so they stay single-op kernels).
@@ -158,7 +158,7 @@ def _round(value: str, out: np.dtype[Any]) -> str:
     return f"np.{out.name}({value})"
 
 
-def _approximate(expr: str) -> str:
+def approximate(expr: str) -> str:
     """Swap libm calls for the float32 approximations, their argument cast to float32."""
     for call, approx in _APPROX.items():
         while call in expr:
@@ -230,8 +230,8 @@ class Program:
         for k, value in enumerate(_params(op_type, attrs)):
             names[f"p{k}"] = self.param("f", value)
         expr = re.sub(r"\b([a-z]|p[0-9])\b", lambda m: names.get(m[1], m[1]), body)
-        if compute == np.float32 and _USE_APPROX:
-            expr = _approximate(expr)
+        if compute == np.float32 and USE_APPROX:
+            expr = approximate(expr)
         var = f"t{len(self.steps)}"
         self.steps.append(f"{var} = {_round(expr, out)}")
         return var, out

@@ -24,6 +24,7 @@ shapes stay undecidable after that runs on the reference interpreter.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,9 +32,9 @@ import numpy as np
 
 from ge.compiler.lower import ValueDependentShapeError, lower_graph
 from ge.compiler.pipeline import copy_graph, optimize_graph
-from ge.compiler.plan import Plan
+from ge.compiler.plan import BufferKind, Plan
 from ge.error import GeError, GeValueError
-from ge.graph._dtypes import numpy_dtype
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph._printer import format_desc
 from ge.graph.graph import Graph
 from ge.graph.node import Node
@@ -44,7 +45,7 @@ from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
 from ge.runtime import memory
 
-__all__ = ["CompiledGraph", "InputSpec"]
+__all__ = ["CompiledGraph", "InputSpec", "PlanRunner"]
 
 _MAX_VALUE_ELEMENTS = 1024  # tensors that decide shapes are small (shapes, axes, bounds)
 
@@ -134,6 +135,110 @@ def _substitute(
 
 
 Alloc = Callable[[int], tuple[int, Callable[[], None]]]
+_ALIGN = 64
+
+
+def _aligned(n: int) -> int:
+    return -(-max(n, 1) // _ALIGN) * _ALIGN
+
+
+class PlanRunner:
+    """Runs a plan from host data or device addresses with no allocation per run.
+
+    A *workspace* is one device block laid out as ``[staged inputs | outputs | arena]``; runs
+    take a workspace from the runner's free list (allocating one only when every workspace is
+    in use by a concurrent run) and give it back, so large outputs and intermediates never
+    fault fresh pages after the first run. Everything that does not change between runs (the
+    buffer address vector with constants filled in, the workspace layout) is computed once.
+    Results come back as fresh host bytes.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        buffers = plan.buffers
+        self.input_nbytes = [buffers[b].nbytes for b in plan.inputs]
+        self.output_nbytes = [buffers[b].nbytes for b in plan.outputs]
+        offsets, at = [], 0
+        for nbytes in self.input_nbytes + self.output_nbytes:
+            offsets.append(at)
+            at += _aligned(nbytes)
+        self.input_offsets = offsets[: len(plan.inputs)]
+        self.output_offsets = offsets[len(plan.inputs) :]
+        self.arena_offset = at
+        self.size = at + _aligned(plan.arena_size)
+        self._base = plan.addresses([0] * len(plan.inputs), [0] * len(plan.outputs), 0)
+        kinds = [spec.kind for spec in buffers]
+        self._inter = np.array([b for b, k in enumerate(kinds) if k is BufferKind.INTERMEDIATE])
+        self._inputs = np.asarray(plan.inputs, np.int64)
+        self._outputs = np.array(
+            [b for b in plan.outputs if kinds[b] is BufferKind.OUTPUT], np.int64
+        )
+        self._output_offsets = np.array(
+            [
+                o
+                for b, o in zip(plan.outputs, self.output_offsets, strict=True)
+                if kinds[b] is BufferKind.OUTPUT
+            ],
+            np.int64,
+        )
+        self.output_descs = [
+            TensorDesc(list(buffers[b].shape), data_type=data_type_from_numpy(buffers[b].dtype))
+            for b in plan.outputs
+        ]
+        self._free: list[_Workspace] = []
+        self._blocks: list[Any] = []
+        weakref.finalize(self, _free_blocks, self._blocks)
+
+    def _acquire(self) -> _Workspace:
+        try:
+            return self._free.pop()
+        except IndexError:
+            block = memory.malloc(self.size)
+            self._blocks.append(block)
+            return _Workspace(self, block.addr, memory.device_view(block.addr, self.size))
+
+    def run(self, sources: Sequence[int | np.ndarray]) -> list[np.ndarray]:
+        """Run with input ``i`` read from device address ``sources[i]`` (an int) or staged
+        from host bytes (a contiguous array); returns each output's bytes (uint8 arrays)."""
+        ws = self._acquire()
+        try:
+            space, bound = ws.space, ws.bound
+            for k, source in enumerate(sources):
+                at = self.input_offsets[k]
+                if isinstance(source, np.ndarray):
+                    space[at : at + source.nbytes] = source.reshape(-1).view(np.uint8)
+                addr = ws.addr + at if isinstance(source, np.ndarray) else source
+                if ws.inputs[k] != addr:
+                    ws.inputs[k] = addr
+                    bound.set_buffer(self.plan.inputs[k], addr)
+            bound.run()
+            return [
+                space[at : at + n].copy()
+                for at, n in zip(self.output_offsets, self.output_nbytes, strict=True)
+            ]
+        finally:
+            self._free.append(ws)
+
+
+class _Workspace:
+    """One workspace block of a ``PlanRunner`` and the plan bound to it."""
+
+    def __init__(self, runner: PlanRunner, addr: int, space: np.ndarray) -> None:
+        self.addr = addr
+        self.space = space
+        addrs = runner._base.copy()
+        if len(runner._inter):
+            addrs[runner._inter] += addr + runner.arena_offset
+        addrs[runner._outputs] = runner._output_offsets + addr
+        self.inputs = [addr + at for at in runner.input_offsets]
+        addrs[runner._inputs] = self.inputs
+        self.bound = runner.plan.bind(addrs)
+
+
+def _free_blocks(blocks: list[Any]) -> None:
+    for block in blocks:
+        memory.free(block)
+    blocks.clear()
 
 
 class InputSpec:
@@ -192,6 +297,9 @@ class CompiledGraph:
         self._plans: dict[tuple[tuple[int, ...], ...], Plan | _ByValue] = {}
         self._lock = threading.Lock()
         self._subgraphs: dict[int, CompiledGraph] = {}
+        self._runners: dict[int, PlanRunner] = {}
+        # input (type, *dims) signatures already checked -> their plan (filled by callers)
+        self.checked_plans: dict[tuple[Any, ...], Plan] = {}
         self.static = all(-1 not in s.shape and s.shape != [-2] for s in self.inputs)
         if self.static:
             self.plan_for([tuple(s.shape) for s in self.inputs])
@@ -309,21 +417,17 @@ class CompiledGraph:
         plan = self.plan_for([v.shape for v in values], values)
         if plan is None:
             return [np.array(r, copy=True) for r in run_reference(self.graph, values, self._offset)]
-        staged = []
-        try:
-            for value in values:
-                block = memory.malloc(max(value.nbytes, 1))
-                staged.append(block)
-                memory.memcpy_h2d(block.addr, np.ascontiguousarray(value))
-            outputs, releases = self.execute(plan, [b.addr for b in staged])
-        finally:
-            for block in staged:
-                memory.free(block)
-        results = []
-        for buf, addr, release in zip(plan.outputs, outputs, releases, strict=True):
-            spec = plan.buffers[buf]
-            result = np.empty(spec.shape, spec.dtype)
-            memory.memcpy_d2h(result, addr)
-            release()
-            results.append(result)
-        return results
+        raw = self.runner(plan).run([np.ascontiguousarray(v) for v in values])
+        specs = [plan.buffers[b] for b in plan.outputs]
+        return [r.view(s.dtype).reshape(s.shape) for r, s in zip(raw, specs, strict=True)]
+
+    def shape_only(self, plan: Plan) -> bool:
+        """Whether ``plan`` depends on input shapes alone (not on input values)."""
+        return any(entry is plan for entry in self._plans.values())
+
+    def runner(self, plan: Plan) -> PlanRunner:
+        """The ``PlanRunner`` of one of this graph's plans (made on first use)."""
+        runner = self._runners.get(id(plan))
+        if runner is None or runner.plan is not plan:
+            runner = self._runners[id(plan)] = PlanRunner(plan)
+        return runner

@@ -224,23 +224,13 @@ class Plan:
     def execute(self, addrs: np.ndarray) -> None:
         """Run every task (on the calling thread: the stream's worker). Runs of consecutive
         kernel tasks go to the native launcher in one call, with no Python per kernel."""
+        self.bind(addrs).run()
+
+    def bind(self, addrs: np.ndarray) -> BoundPlan:
+        """The plan with its buffers at ``addrs``: every kernel argument filled in, ready to
+        run again and again (``BoundPlan.set_buffer`` moves one buffer between runs)."""
         batch = self._batch if self._batch is not None else self._make_batch()
-        if batch is None:
-            for task in self.tasks:
-                self._run_one(task, addrs)
-            return
-        args = batch.args.copy()
-        args[batch.patch_pos] = addrs[batch.patch_buf] + batch.patch_off
-        table = batch.table.copy()
-        table[:, 2] += args.ctypes.data
-        for start, stop in batch.segments:
-            if stop < 0:  # a host task
-                self._run_one(self.tasks[start], addrs)
-                continue
-            failed = _launcher.run_tasks(table.ctypes.data + start * 24, stop - start)
-            if failed:
-                task = self.tasks[batch.kernel_index[start + failed - 1]]
-                raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
+        return BoundPlan(self, addrs.copy(), batch)
 
     def _run_one(self, task: Task, addrs: np.ndarray) -> None:
         try:
@@ -255,6 +245,48 @@ class Plan:
             return None
         self._batch = _Batch.of(self.tasks)
         return self._batch
+
+
+class BoundPlan:
+    """A plan bound to buffer addresses: its launcher table points at its own argument vector,
+    so a run is one native call per run of kernels. Not for concurrent use: each concurrent
+    runner binds its own."""
+
+    def __init__(self, plan: Plan, addrs: np.ndarray, batch: _Batch | None) -> None:
+        self.plan = plan
+        self.addrs = addrs
+        self._batch = batch
+        self._patches: dict[int, list[tuple[int, int]]] = {}
+        if batch is None:
+            return
+        self.args = batch.args.copy()
+        self.args[batch.patch_pos] = addrs[batch.patch_buf] + batch.patch_off
+        self.table = batch.table.copy()
+        self.table[:, 2] += self.args.ctypes.data
+        self._table_addr = int(self.table.ctypes.data)
+        for pos, buf, off in zip(batch.patch_pos, batch.patch_buf, batch.patch_off, strict=True):
+            self._patches.setdefault(int(buf), []).append((int(pos), int(off)))
+
+    def set_buffer(self, buf: int, addr: int) -> None:
+        """Move buffer ``buf`` to ``addr`` for the next runs."""
+        self.addrs[buf] = addr
+        for pos, off in self._patches.get(buf, ()):
+            self.args[pos] = addr + off
+
+    def run(self) -> None:
+        plan, batch = self.plan, self._batch
+        if batch is None:
+            for task in plan.tasks:
+                plan._run_one(task, self.addrs)
+            return
+        for start, stop in batch.segments:
+            if stop < 0:  # a host task
+                plan._run_one(plan.tasks[start], self.addrs)
+                continue
+            failed = _launcher.run_tasks(self._table_addr + start * 24, stop - start)
+            if failed:
+                task = plan.tasks[batch.kernel_index[start + failed - 1]]
+                raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
 
 
 def _free_all(addresses: list[int]) -> None:

@@ -356,6 +356,18 @@ class Tensor:
         return t
 
     @classmethod
+    def _adopt(cls, desc: TensorDesc, raw: np.ndarray) -> Tensor:
+        """A host tensor that takes ``raw`` (uint8, owned by nobody else) without copying."""
+        t = cls.__new__(cls)
+        t._desc = desc._clone()
+        t._placement = Placement.PLACEMENT_HOST
+        t._device_addr = None
+        t._device_nbytes = 0
+        t._finalizer = None
+        t._bytes = raw
+        return t
+
+    @classmethod
     def _on_device(
         cls, desc: TensorDesc, addr: int, nbytes: int, release: Callable[[], None] | None
     ) -> Tensor:

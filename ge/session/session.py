@@ -158,16 +158,23 @@ class Session:
     def _plan(
         self, api: str, graph_id: int, compiled: CompiledGraph, inputs: list[Tensor]
     ) -> Plan | None:
+        signature = tuple((t._desc._data_type, *t._desc._shape) for t in inputs)
+        plan = compiled.checked_plans.get(signature)
+        if plan is not None:  # these input types and shapes were checked and planned before
+            return plan
         try:
             dtypes = [np.dtype(_numpy_type(t)) for t in inputs]
             compiled.check_inputs(dtypes, [list(t.shape) for t in inputs])
-            return compiled.plan_for(
+            plan = compiled.plan_for(
                 [list(t.shape) for t in inputs], lambda: [_array_view(t) for t in inputs]
             )
         except GeValueError as e:
             raise GeValueError(api, str(e), graph_id=graph_id) from e
         except GeError as e:
             raise GeError(api, str(e), graph_id=graph_id) from e
+        if plan is not None and compiled.shape_only(plan):
+            compiled.checked_plans[signature] = plan
+        return plan
 
     # --- running --------------------------------------------------------------------------------
     def run_graph(self, graph_id: int, inputs: list[Tensor]) -> list[Tensor]:
@@ -178,28 +185,19 @@ class Session:
         self._require_init("RunGraph", graph_id)
         compiled = self._compiled("RunGraph", graph_id)
         plan = self._plan("RunGraph", graph_id, compiled, tensors)
-        result: list[Any] = []
-
-        def run() -> None:
+        try:  # synchronous: the caller's thread runs the plan (no stream hand-off)
             if plan is None:  # value-dependent shapes: the reference interpreter runs it
                 arrays = compiled.run_arrays([t.numpy() for t in tensors])
-                result.extend(Tensor.from_numpy(a) for a in arrays)
-                return
-            with _Staged(tensors) as addrs:
-                outputs, releases = compiled.execute(plan, addrs, _device_alloc)
-            try:
-                result.extend(_read_back(plan, outputs))
-            finally:
-                for release in releases:
-                    release()
-
-        try:  # synchronous: the caller's thread runs the plan (no stream hand-off)
-            run()
+                return [Tensor.from_numpy(a) for a in arrays]
+            runner = compiled.runner(plan)
+            raw = runner.run(_sources(tensors, runner.input_nbytes))
+            return [
+                Tensor._adopt(desc, r) for desc, r in zip(runner.output_descs, raw, strict=True)
+            ]
         except GeError as e:
             raise GeError("RunGraph", str(e), graph_id=graph_id) from e
         except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:
             raise GeError("RunGraph", f"{type(e).__name__}: {e}", graph_id=graph_id) from e
-        return result
 
     def run_graph_with_stream_async(
         self, graph_id: int, stream: Stream | int, inputs: list[Tensor]
@@ -295,13 +293,20 @@ def _desc_of(plan: Plan, buf: int) -> TensorDesc:
     return TensorDesc(list(spec.shape), data_type=data_type_from_numpy(spec.dtype))
 
 
-def _read_back(plan: Plan, outputs: Sequence[int]) -> list[Tensor]:
-    tensors = []
-    for buf, addr in zip(plan.outputs, outputs, strict=True):
-        spec = plan.buffers[buf]
-        raw = memory.device_view(addr, spec.nbytes).tobytes()
-        tensors.append(Tensor._from_parts(_desc_of(plan, buf), raw))
-    return tensors
+def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.ndarray]:
+    """Each input as a device address, or its host bytes (to be staged)."""
+    sources: list[int | np.ndarray] = []
+    for i, (tensor, need) in enumerate(zip(tensors, nbytes, strict=True)):
+        if tensor._device_addr is not None:
+            sources.append(tensor._device_addr)
+            continue
+        raw = tensor._bytes
+        have = 0 if raw is None else raw.size
+        if have < need:
+            raise GeValueError(f"inputs[{i}] holds {have} bytes, its shape and type need {need}")
+        assert raw is not None
+        sources.append(raw[:need])
+    return sources
 
 
 class _Staged:

@@ -447,15 +447,21 @@ def test_a_failing_node_is_named_and_nothing_leaks() -> None:
     try:
         graph = build(lambda x: getattr(ge.es.custom, op_type)(x + 1.0) * 2.0, ("x", [4]))
         node = next(n.name for n in graph.get_all_nodes() if n.type == op_type)
-        compiled = CompiledGraph(graph)
         gc.collect()
-        live = runtime.live_bytes()
+        before = runtime.live_bytes()
+        compiled = CompiledGraph(graph)
+        with pytest.raises(GeError, match=node):
+            compiled.run_arrays([f32(4)])
+        live = runtime.live_bytes()  # the plan's constants and its reusable workspace
         for _ in range(3):
             with pytest.raises(GeError, match=node) as info:
                 compiled.run_arrays([f32(4)])
             assert "refusing to run" in str(info.value)
         gc.collect()
         assert runtime.live_bytes() == live
+        del compiled, info  # the traceback holds the plan's frames
+        gc.collect()
+        assert runtime.live_bytes() == before
     finally:
         registry().unregister(op_type)
 

@@ -45,7 +45,7 @@ from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
 from ge.runtime import memory
 
-__all__ = ["CompiledGraph", "InputSpec", "PlanRunner"]
+__all__ = ["CompiledGraph", "InputSpec", "PlanRunner", "Target"]
 
 _MAX_VALUE_ELEMENTS = 1024  # tensors that decide shapes are small (shapes, axes, bounds)
 
@@ -136,6 +136,7 @@ def _substitute(
 
 Alloc = Callable[[int], tuple[int, Callable[[], None]]]
 _ALIGN = 64
+Target = tuple[int, np.ndarray]  # device memory for an output: (address, uint8 view)
 
 
 def _aligned(n: int) -> int:
@@ -197,9 +198,13 @@ class PlanRunner:
             self._blocks.append(block)
             return _Workspace(self, block.addr, memory.device_view(block.addr, self.size))
 
-    def run(self, sources: Sequence[int | np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self, sources: Sequence[int | np.ndarray], targets: Sequence[Target | None] = ()
+    ) -> list[np.ndarray]:
         """Run with input ``i`` read from device address ``sources[i]`` (an int) or staged
-        from host bytes (a contiguous array); returns each output's bytes (uint8 arrays)."""
+        from host bytes (a contiguous array). Output ``j`` is written to ``targets[j]``
+        (device memory given as ``(addr, uint8 view)``) when given, else into the workspace
+        and copied out. Returns each output's bytes (the target views, or fresh copies)."""
         ws = self._acquire()
         try:
             space, bound = ws.space, ws.bound
@@ -211,11 +216,17 @@ class PlanRunner:
                 if ws.inputs[k] != addr:
                     ws.inputs[k] = addr
                     bound.set_buffer(self.plan.inputs[k], addr)
+            for j, target in enumerate(targets):
+                addr = ws.outputs[j] if target is None else target[0]
+                if addr != ws.current[j]:
+                    ws.current[j] = addr
+                    bound.set_buffer(self.plan.outputs[j], addr)
             bound.run()
-            return [
-                space[at : at + n].copy()
-                for at, n in zip(self.output_offsets, self.output_nbytes, strict=True)
-            ]
+            results = []
+            for j, (at, n) in enumerate(zip(self.output_offsets, self.output_nbytes, strict=True)):
+                target = targets[j] if j < len(targets) else None
+                results.append(space[at : at + n].copy() if target is None else target[1])
+            return results
         finally:
             self._free.append(ws)
 
@@ -232,6 +243,8 @@ class _Workspace:
         addrs[runner._outputs] = runner._output_offsets + addr
         self.inputs = [addr + at for at in runner.input_offsets]
         addrs[runner._inputs] = self.inputs
+        self.outputs = [addr + at for at in runner.output_offsets]  # their workspace homes
+        self.current = list(self.outputs)
         self.bound = runner.plan.bind(addrs)
 
 

@@ -19,6 +19,7 @@ inputs when it is called, so they must be ready then.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -27,7 +28,7 @@ import numpy as np
 
 from ge._options import check_options
 from ge.allocator import Allocator, MemBlock
-from ge.compiler.executable import CompiledGraph
+from ge.compiler.executable import CompiledGraph, Target
 from ge.compiler.pipeline import copy_graph
 from ge.compiler.plan import Plan
 from ge.error import GeError, GeTypeError, GeValueError
@@ -190,10 +191,21 @@ class Session:
                 arrays = compiled.run_arrays([t.numpy() for t in tensors])
                 return [Tensor.from_numpy(a) for a in arrays]
             runner = compiled.runner(plan)
-            raw = runner.run(_sources(tensors, runner.input_nbytes))
-            return [
-                Tensor._adopt(desc, r) for desc, r in zip(runner.output_descs, raw, strict=True)
-            ]
+            targets = [_target(n) for n in runner.output_nbytes]
+            try:
+                raw = runner.run(_sources(tensors, runner.input_nbytes), [t for t, _ in targets])
+            except BaseException:
+                for _, block in targets:
+                    if block is not None:
+                        memory.free(block)
+                raise
+            results = []
+            for desc, data, (_, block) in zip(runner.output_descs, raw, targets, strict=True):
+                tensor = Tensor._adopt(desc, data)
+                if block is not None:  # the memory goes back to the pool with the tensor
+                    weakref.finalize(tensor, memory.free, block)
+                results.append(tensor)
+            return results
         except GeError as e:
             raise GeError("RunGraph", str(e), graph_id=graph_id) from e
         except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:
@@ -291,6 +303,18 @@ def _desc_of(plan: Plan, buf: int) -> TensorDesc:
 
     spec = plan.buffers[buf]
     return TensorDesc(list(spec.shape), data_type=data_type_from_numpy(spec.dtype))
+
+
+_ADOPT_MIN_BYTES = 1 << 16
+
+
+def _target(nbytes: int) -> tuple[Target | None, MemBlock | None]:
+    """Pooled device memory that a large output is written to and returned in (no copy and,
+    once a previous result is collected, no fresh pages); small outputs are copied out."""
+    if nbytes < _ADOPT_MIN_BYTES:
+        return None, None
+    block = memory.malloc(nbytes)
+    return (block.addr, memory.device_view(block.addr, nbytes)), block
 
 
 def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.ndarray]:

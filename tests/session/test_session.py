@@ -1098,3 +1098,22 @@ def test_random_graphs_through_the_session(case: tuple[Graph, list[np.ndarray]])
             assert a.shape == e.shape and a.dtype == e.dtype
             scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
             np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale, err_msg=str(graph))
+
+
+# --- large outputs are written into pooled memory the result tensor owns -----------------------
+def test_large_results_stay_independent_and_their_memory_returns(session: Session) -> None:
+    b = GraphBuilder("big_out")
+    x = b.create_input(0, shape=[100_000])
+    session.add_graph(41, b.build_and_reset([x * 2.0 + 1.0]))
+    first_in, second_in = f32(100_000, seed=1), f32(100_000, seed=2)
+    session.run_graph(41, [host(first_in)])  # compile and warm the pools
+    gc.collect()
+    live = runtime.live_bytes()
+    first = session.run_graph(41, [host(first_in)])[0]
+    second = session.run_graph(41, [host(second_in)])[0]
+    np.testing.assert_array_equal(first.numpy(), first_in * np.float32(2) + np.float32(1))
+    np.testing.assert_array_equal(second.numpy(), second_in * np.float32(2) + np.float32(1))
+    assert runtime.live_bytes() >= live + 2 * 400_000  # each result holds its own block
+    del first, second
+    gc.collect()
+    assert runtime.live_bytes() == live

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -103,6 +104,8 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
     from ge.runtime import _numba_kernels  # noqa: PLC0415  (imports numba only when compiling)
 
     ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX)
+    _, objects = _jit(ir, None)
+    code = objects[0] if len(objects) == 1 else b""
     header = {
         "version": _FORMAT_VERSION,
         "format": "llvm-ir",
@@ -110,9 +113,39 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
         "cpu": cpu,
         "features": features,
         "ge": _ge_version(),
+        "object_bytes": len(code),
+        "object_sha256": hashlib.sha256(code).hexdigest(),
     }
     head = json.dumps(header, sort_keys=True).encode()
-    return _MAGIC + len(head).to_bytes(4, "little") + head + ir.encode()
+    return _MAGIC + len(head).to_bytes(4, "little") + head + ir.encode() + code
+
+
+def _jit(ir: str, code: bytes | None) -> tuple[Any, list[bytes]]:
+    """An MCJIT engine for ``ir``. With ``code`` (machine code this machine built from the
+    same IR earlier) the engine loads it instead of generating code again; without, the code
+    it generates is returned too."""
+    llvm = _llvm()
+    try:
+        module = llvm.parse_assembly(ir)
+        module.verify()
+    except RuntimeError as e:
+        raise GeValueError(f"kernel binary is corrupt: {e}") from None
+    missing_symbols = _unresolved_symbols(module)
+    if missing_symbols:
+        raise GeValueError(
+            f"kernel binary needs symbols this process does not have: "
+            f"{', '.join(missing_symbols[:8])}"
+        )
+    target = llvm.Target.from_default_triple()
+    machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=3)
+    engine = llvm.create_mcjit_compiler(module, machine)
+    built: list[bytes] = []
+    if code:
+        engine.set_object_cache(getbuffer_func=lambda _module: code)
+    else:
+        engine.set_object_cache(notify_func=lambda _module, data: built.append(bytes(data)))
+    engine.finalize_object()
+    return engine, built
 
 
 def _ge_version() -> str:
@@ -140,7 +173,10 @@ def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
     size = int.from_bytes(data[4:8], "little")
     try:
         header = json.loads(data[8 : 8 + size])
-        ir = data[8 + size :].decode()
+        code = header.get("object_bytes", 0) if isinstance(header, dict) else 0
+        if not isinstance(code, int) or not 0 <= code <= len(data) - 8 - size:
+            raise ValueError("bad object size")
+        ir = data[8 + size : len(data) - code].decode()
     except (ValueError, UnicodeDecodeError):
         raise GeValueError("kernel binary is corrupt (unreadable header or body)") from None
     if not isinstance(header, dict) or header.get("version") != _FORMAT_VERSION:
@@ -155,6 +191,18 @@ def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
     if not well_formed:
         raise GeValueError("kernel binary is corrupt (malformed header fields)")
     return header, ir
+
+
+def _machine_code(header: dict[str, Any], data: bytes, llvm: Any) -> bytes | None:
+    """The binary's machine code if it was built for exactly this CPU and is intact (else the
+    IR is compiled again: the code is an optimisation, the IR the source of truth)."""
+    size = header.get("object_bytes", 0)
+    if not isinstance(size, int) or size <= 0 or header.get("cpu") != llvm.get_host_cpu_name():
+        return None
+    if header.get("features") != llvm.get_host_cpu_features().flatten():
+        return None
+    code = bytes(data[len(data) - size :])
+    return code if hashlib.sha256(code).hexdigest() == header.get("object_sha256") else None
 
 
 def _unresolved_symbols(module: Any) -> list[str]:
@@ -205,21 +253,7 @@ class KernelBinary:
                 f"kernel binary was built for CPU {header.get('cpu')!r}; this machine "
                 f"lacks {', '.join(missing[:8])}"
             )
-        try:
-            module = llvm.parse_assembly(ir)
-            module.verify()
-        except RuntimeError as e:
-            raise GeValueError(f"kernel binary is corrupt: {e}") from None
-        missing_symbols = _unresolved_symbols(module)
-        if missing_symbols:
-            raise GeValueError(
-                f"kernel binary needs symbols this process does not have: "
-                f"{', '.join(missing_symbols[:8])}"
-            )
-        target = llvm.Target.from_default_triple()
-        machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=3)
-        self._engine = llvm.create_mcjit_compiler(module, machine)
-        self._engine.finalize_object()
+        self._engine, _ = _jit(ir, _machine_code(header, data, llvm))
         self._functions: dict[str, KernelFunction] = {}
         for fname in header.get("functions", []):
             address = self._engine.get_function_address(fname)

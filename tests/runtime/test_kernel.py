@@ -332,9 +332,42 @@ def test_a_name_accepted_by_compile_kernel_works_end_to_end(dev: Dev, stream: St
 
 
 # --- corrupt binaries ---------------------------------------------------------------------------
+def test_binaries_carry_machine_code_and_load_without_codegen(ew: KernelFunction) -> None:
+    binary = compile_kernel(ew_kernel, "ew")
+    header = json.loads(binary[8 : 8 + int.from_bytes(binary[4:8], "little")])
+    assert header["object_bytes"] > 0
+    x = np.linspace(-2, 2, 6)
+    for data in (binary, _join(*_split(binary))):  # with and without the machine code
+        fn = load_kernel_binary(data).get_function("ew")
+        dev, out = Dev(), np.zeros(6)
+        xb, yb = dev.put(x), dev.empty(6, np.float64)
+        stream = Stream()
+        launch_kernel(fn, 1, stream, [xb, yb, 6])
+        stream.synchronize()
+        np.testing.assert_allclose(Dev.get(yb, 6, np.float64), _ref_ew(x), rtol=1e-13)
+        del out
+
+
+def test_damaged_machine_code_is_ignored_and_the_ir_compiled(ew: KernelFunction) -> None:
+    binary = bytearray(compile_kernel(ew_kernel, "ew"))
+    binary[-40] ^= 0xFF  # inside the machine code: its checksum no longer matches
+    fn = load_kernel_binary(bytes(binary)).get_function("ew")
+    x = np.linspace(-2, 2, 6)
+    dev = Dev()
+    xb, yb = dev.put(x), dev.empty(6, np.float64)
+    stream = Stream()
+    launch_kernel(fn, 1, stream, [xb, yb, 6])
+    stream.synchronize()
+    np.testing.assert_allclose(Dev.get(yb, 6, np.float64), _ref_ew(x), rtol=1e-13)
+
+
 def _split(binary: bytes) -> tuple[dict[str, Any], str]:
+    """Header and IR (the machine code the binary carries is dropped)."""
     size = int.from_bytes(binary[4:8], "little")
-    return json.loads(binary[8 : 8 + size]), binary[8 + size :].decode()
+    header = json.loads(binary[8 : 8 + size])
+    code = header.pop("object_bytes", 0)
+    header.pop("object_sha256", None)
+    return header, binary[8 + size : len(binary) - code].decode()
 
 
 def _join(header: Any, ir: str) -> bytes:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ge.compiler._graphs import fresh_name, op_of
 from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.kernels.elementwise import FUSIBLE_OPS, MAX_RANK, supports_dtype
+from ge.compiler.kernels.rows import REDUCTIONS
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
@@ -80,15 +81,41 @@ class _Group:
     shape: tuple[int, ...]
     members: list[Node] = field(default_factory=list)
     mask: int = 0  # bit i set: the node with topological index i is a member
+    reduction: Node | None = None  # a reduction whose elementwise epilogue the others are
 
     def outside_inputs(self) -> list[Port]:
         inside = {id(m) for m in self.members}
         ports: dict[tuple[int, int], Port] = {}
         for m in self.members:
-            for e in m._in_edges:
-                if e is not None and id(e[0]) not in inside and not _scalar_const(e):
-                    ports.setdefault((id(e[0]), e[1]), e)
+            for port, e in enumerate(m._in_edges):
+                if e is None or id(e[0]) in inside or _scalar_const(e):
+                    continue
+                if m is self.reduction and port > 0:  # the axes: a Const, kept in the body
+                    continue
+                ports.setdefault((id(e[0]), e[1]), e)
         return list(ports.values())
+
+
+def _epilogue_head(node: Node, consumer: Node) -> bool:
+    """A trailing-axes reduction feeding only ``consumer``, with the consumer's shape: it can
+    head a group whose elementwise ops become its epilogue."""
+    if node.type not in REDUCTIONS or node._in_ctrl or node._out_ctrl:
+        return False
+    if len(node._out_edges[0]) != 1 or node._out_edges[0][0][0] is not consumer:
+        return False
+    x, axes = node._in_edges[0], node._in_edges[1] if len(node._in_edges) > 1 else None
+    if x is None or axes is None or axes[0].type != "Const" or _shape(node) != _shape(consumer):
+        return False
+    dims = list(x[0]._output_descs[x[1]]._shape)
+    values = const_array(axes[0])
+    if values is None or any(d < 0 for d in dims) or not dims:
+        return False
+    rank = len(dims)
+    wanted = sorted({int(a) % rank for a in values.reshape(-1)})
+    dtype = numpy_dtype(node._output_descs[0]._data_type)
+    return (
+        bool(wanted) and wanted == list(range(rank - len(wanted), rank)) and supports_dtype(dtype)
+    )
 
 
 @dataclass
@@ -115,6 +142,7 @@ JoinRule = Callable[[_Fusion, _Group, _Group], bool]
 # When may group ``a`` and group ``b`` become one group (all must hold):
 JOIN_RULES: tuple[tuple[str, JoinRule], ...] = (
     ("same output shape", lambda f, a, b: a.shape == b.shape),
+    ("one reduction per body", lambda f, a, b: a.reduction is None or b.reduction is None),
     ("body size limit", lambda f, a, b: len(a.members) + len(b.members) <= MAX_GROUP),
     (
         "input limit",
@@ -140,15 +168,25 @@ def _groups(graph: Graph, min_ops: int) -> list[_Group]:
             continue
         group = _Group(_shape(node), [node], 1 << fusion.index[id(node)])
         for e in node._in_edges:
+            if e is not None and id(e[0]) not in fusion.group_of and _epilogue_head(e[0], node):
+                head = e[0]
+                fusion.group_of[id(head)] = _Group(
+                    _shape(head), [head], 1 << fusion.index[id(head)], head
+                )
             producer = fusion.group_of.get(id(e[0])) if e is not None else None
             if producer is None or producer is group or not _may_join(fusion, producer, group):
                 continue
             producer.members += group.members
             producer.mask |= group.mask
+            producer.reduction = producer.reduction or group.reduction
             group = producer
         for m in group.members:
             fusion.group_of[id(m)] = group
-    unique = {id(g): g for g in fusion.group_of.values() if len(g.members) >= min_ops}
+    unique = {
+        id(g): g
+        for g in fusion.group_of.values()
+        if len(g.members) >= max(min_ops, 2 if g.reduction is not None else 1)
+    }
     for g in unique.values():
         g.members.sort(key=lambda m: fusion.index[id(m)])
     return list(unique.values())
@@ -182,7 +220,7 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
         args = []
         for e in m._in_edges:
             assert e is not None
-            if (id(e[0]), e[1]) not in ports:  # a scalar Const: copied into the body
+            if (id(e[0]), e[1]) not in ports:  # a scalar Const or the axes: copied in
                 tensor = e[0]._attrs["value"].value
                 assert isinstance(tensor, Tensor)
                 const = add_op_node(body, "Const", [], {"value": tensor}, name=e[0].name)
@@ -206,7 +244,7 @@ def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -
     name = fresh_name(graph, f"{group.members[-1].name}_fused")
     fused = add_op_node(
         graph,
-        "FusedElementwise",
+        "FusedElementwise" if group.reduction is None else "FusedReduce",
         [inputs],
         name=name,
         output_counts=[len(exported)],

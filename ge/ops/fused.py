@@ -1,4 +1,4 @@
-"""Ops the compiler's fusion pass creates: ``FusedElementwise``.
+"""Ops the compiler's fusion pass creates: ``FusedElementwise`` and ``FusedReduce``.
 
 A ``FusedElementwise`` node computes its ``body`` subgraph on its ``x`` inputs and returns the
 body's outputs as ``y``. The body's Data nodes take the inputs by ``index``; its nodes are
@@ -7,6 +7,10 @@ elements when compiled. It is a ge op (GE fuses into backend-specific ops the sa
 in ``GE_DUMP_GRAPH`` dumps with its body, and it round-trips through AIR like any node with a
 subgraph. Its reference runs the body on the reference interpreter, so a fused graph and the
 unfused one it came from give the same results.
+
+A ``FusedReduce`` node is the same with one reduction in the body (over the input's last
+axes) whose result the body's elementwise ops take up: the reduction's *epilogue*, computed
+per output element right after the reduction, in the same kernel.
 """
 
 from __future__ import annotations
@@ -39,15 +43,19 @@ def _body_reference(ctx: ExecContext) -> list[Any]:
     return [ctx.run_subgraph(ctx.subgraphs[0], ctx.inputs[0], 0)]
 
 
-register_op_def(
-    OpDef(
-        "FusedElementwise",
-        inputs=(dyn("x"),),
-        outputs=(dyn("y"),),
-        subgraphs=(sub("body"),),
-        infer=_body_infer,
-        reference=_body_reference,
-        group="fused",
-        doc="y = body(x): elementwise ops fused into one kernel by the compiler.",
+for _type, _doc in (
+    ("FusedElementwise", "y = body(x): elementwise ops fused into one kernel by the compiler."),
+    ("FusedReduce", "y = body(x): a reduction and its elementwise epilogue, one kernel."),
+):
+    register_op_def(
+        OpDef(
+            _type,
+            inputs=(dyn("x"),),
+            outputs=(dyn("y"),),
+            subgraphs=(sub("body"),),
+            infer=_body_infer,
+            reference=_body_reference,
+            group="fused",
+            doc=_doc,
+        )
     )
-)

@@ -305,3 +305,47 @@ def test_every_fusible_op_alone_in_a_body(record: Any, variant: Any, dtype: str)
     rtol, atol = record.tolerance(dtype)
     for a, e in zip(actual, expected, strict=True):
         assert_close(a, np.asarray(e), dtype, rtol, atol)
+
+
+# --- reductions with an elementwise epilogue --------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "fn"),
+    [
+        ("rms", lambda x, y: np.sqrt((x * 1.0).sum(axis=1, keepdims=True) / 7.0 + 1e-5) * y),
+        ("mean-shift", lambda x, y: x.mean(axis=-1) * 2.0 - 1.0),
+        ("max-gate", lambda x, y: np.maximum(x.max(axis=1, keepdims=True), y) + y),
+        ("min", lambda x, y: -x.min(axis=1, keepdims=True) + 3.0),
+    ],
+)
+def test_reduction_takes_up_its_elementwise_epilogue(name: str, fn: Any) -> None:
+    graph = graph_of(fn, [5, 7], [5, 1], name=name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    feeds = [rand(rng, [5, 7]), rand(rng, [5, 1])]
+    feeds[0][2, 3] = np.nan if name == "max-gate" else feeds[0][2, 3]  # NaN stays per row
+    compiled = CompiledGraph(graph)
+    fused = [n for n in compiled.graph.get_direct_nodes() if n.type == "FusedReduce"]
+    assert len(fused) == 1, str(compiled.graph)
+    plan = compiled.plan_for([[5, 7], [5, 1]])
+    assert plan is not None and sum(1 for _ in plan.tasks) == 1
+    expected = np.asarray(eval_graph(graph, feeds)[0])
+    np.testing.assert_allclose(compiled.run_arrays(feeds)[0], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_a_reduction_used_twice_or_over_leading_axes_is_not_a_head() -> None:
+    twice = graph_of(lambda x: [x.sum(axis=1) * 2.0, x.sum(axis=1)], [4, 6])
+    assert "FusedReduce" not in types(optimize_graph(twice))
+    leading = graph_of(lambda x: x.sum(axis=0) * 2.0 + 1.0, [4, 6])
+    assert "FusedReduce" not in types(optimize_graph(leading))
+    rng = np.random.default_rng(9)
+    check_same(twice, [rand(rng, [4, 6])], rtol=1e-5)
+    check_same(leading, [rand(rng, [4, 6])], rtol=1e-5)
+
+
+def test_epilogue_with_a_dynamic_batch_runs_every_size() -> None:
+    graph = graph_of(lambda x: np.exp(x.sum(axis=1, keepdims=True) * 0.1), [-1, 8])
+    compiled = CompiledGraph(graph)
+    rng = np.random.default_rng(10)
+    for rows in (1, 3, 40_000):
+        feeds = [rand(rng, [rows, 8])]
+        expected = np.asarray(eval_graph(graph, feeds)[0])
+        np.testing.assert_allclose(compiled.run_arrays(feeds)[0], expected, rtol=2e-6)

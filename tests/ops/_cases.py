@@ -69,7 +69,7 @@ TOLERANCE: dict[str, tuple[float, float]] = {
 # Ops covered outside the table: graph-boundary ops (test_ops_table.py boundary tests) and
 # control flow (test_control.py).
 BOUNDARY = frozenset({"Data", "RefData", "AippData", "AnyData", "Variable", "Const", "NetOutput"})
-CONTROL = frozenset({"If", "Case", "While", "FusedElementwise"})  # ops with subgraphs
+CONTROL = frozenset({"If", "Case", "While", "FusedElementwise", "FusedReduce"})
 
 
 def name_of(dtype: np.dtype[Any]) -> str:

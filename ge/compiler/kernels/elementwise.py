@@ -414,6 +414,17 @@ def _source(program: Program, kinds: list[str], rank: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _param_block(program: Program) -> np.ndarray:
+    """The parameter block: float params as float64, integer ones as int64 bits."""
+    block = np.zeros(len(program.params), np.float64)
+    for k, (kind, value) in enumerate(program.params):
+        if kind == "f":
+            block[k] = value
+        else:
+            block.view(np.int64)[k] = int(np.int64(value))
+    return block
+
+
 def lower_program(
     ctx: LowerContext,
     program: Program,
@@ -440,13 +451,7 @@ def lower_program(
         if kind in ("row", "col"):
             template += walk[:-1]
     if program.params:
-        block = np.zeros(len(program.params), np.float64)
-        for k, (kind, value) in enumerate(program.params):
-            if kind == "f":
-                block[k] = value
-            else:
-                block.view(np.int64)[k] = int(np.int64(value))
-        template.append(ctx.plan.device_constant(block))
+        template.append(ctx.plan.device_constant(_param_block(program)))
     function = kernel_from_source(source)
     return [kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)]
 

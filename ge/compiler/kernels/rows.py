@@ -25,20 +25,32 @@ import numpy as np
 
 from ge.compiler.kernels import LOWERINGS, elementwise
 from ge.compiler.kernels._codegen import kernel_from_source
-from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
+from ge.compiler.kernels.elementwise import _HALF, Program, _np_name, _param_block, _store
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, kernel_task
+from ge.graph._dtypes import numpy_dtype
+from ge.graph._verify import topological_order
+from ge.graph.node import Node
 from ge.ops import _rules as rules
-from ge.ops.infer import const_value
+from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, const_value, node_attrs
+from ge.ops.registry import get_op
 from ge.ops.shape import _ints
 
-__all__ = ["LANES", "row_lowering"]
+__all__ = ["LANES", "REDUCTIONS", "row_lowering"]
 
 LANES = 8  # independent accumulators per reduction
+REDUCTIONS = {
+    "ReduceSum": "sum",
+    "ReduceMean": "mean",
+    "ReduceMax": "max",
+    "ReduceMin": "min",
+    "ReduceProd": "prod",
+}
 _TYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
 Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
+Value = tuple[str, np.dtype[Any]]
 
 
 def _load(dtype: np.dtype[Any], expr: str) -> str:
@@ -104,19 +116,61 @@ def _header() -> list[str]:
     ]
 
 
-def _reduce_source(kind: str, dtype: np.dtype[Any], out: np.dtype[Any]) -> str:
+def _reduce_source(
+    kind: str, dtype: np.dtype[Any], out: np.dtype[Any], epilogue: Program | None = None
+) -> str:
+    """One output per row; with an ``epilogue`` program, its steps run on each row's result
+    (input 0 of the program) and its outputs are stored instead. Epilogue inputs ``1..`` are
+    per-row (``args[4 + 2k]``, one value per row) or, if ``args[5 + 2k]`` is 0, one value."""
     lines = [
         *_header(),
         f"    x = kernel_array(args[2], rows * cols, {_np_name(dtype)})",
-        f"    y = kernel_array(args[3], rows, {_np_name(out)})",
-        "    for r in range(begin, stop):",
-        "        base = r * cols",
     ]
+    if epilogue is None:
+        lines.append(f"    y = kernel_array(args[3], rows, {_np_name(out)})")
+    else:
+        lines += _epilogue_prologue(epilogue)
+    lines += ["    for r in range(begin, stop):", "        base = r * cols"]
     lines += _fold(kind, dtype, "x", "base", "cols", "        ")
     if kind == "mean":
         lines.append("        acc = acc / cols if cols > 0 else np.float64(np.nan)")
-    lines.append(f"        y[r] = {_store('acc', out)}")
+    if epilogue is None:
+        lines.append(f"        y[r] = {_store('acc', out)}")
+        return "\n".join(lines) + "\n"
+    lines.append(f"        v0 = {elementwise._round('acc', out)}")
+    lines += [f"        v{j} = {_load(d, f'x{j}[r * m{j}]')}" for j, d in _extra(epilogue)]
+    lines += [f"        {step}" for step in epilogue.steps]
+    for o, (var, dtype_o) in enumerate(epilogue.outputs):
+        value = f"{_HALF[dtype_o.name][1]}({var})" if dtype_o.name in _HALF else var
+        lines.append(f"        o{o}[r] = {value}")
     return "\n".join(lines) + "\n"
+
+
+def _extra(program: Program) -> list[tuple[int, np.dtype[Any]]]:
+    return list(enumerate(program.inputs))[1:]
+
+
+def _epilogue_prologue(program: Program) -> list[str]:
+    """Views of the epilogue's outputs (``args[3 + k]``), extra inputs and parameters."""
+    nout = len(program.outputs)
+    lines = [
+        f"    o{o} = kernel_array(args[{3 + o}], rows, {_np_name(d)})"
+        for o, (_, d) in enumerate(program.outputs)
+    ]
+    at = 3 + nout
+    for j, dtype in _extra(program):
+        lines += [
+            f"    m{j} = args[{at + 1}]",
+            f"    x{j} = kernel_array(args[{at}], rows if m{j} else 1, {_np_name(dtype)})",
+        ]
+        at += 2
+    if program.params:
+        count = len(program.params)
+        lines += [
+            f"    pf = kernel_array(args[{at}], {count}, np.float64)",
+            f"    pi = kernel_array(args[{at}], {count}, np.int64)",
+        ]
+    return lines + [f"    {h}" for h in program.hoisted]
 
 
 def _exp(work: np.dtype[Any], arg: str) -> str:
@@ -146,9 +200,9 @@ def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
         f"            tmp[j] = {_exp(work, f'{value} - top')}",
     ]
     lines += _fold("sum", work, "tmp", "0", "cols", "        ")
-    if log:
-        result = f"{value} - shift"
-        lines += [f"        shift = top + {w}(math.log(acc))"]
+    if log:  # (x - max) - log(sum): the shift must not round at the magnitude of max
+        result = f"({value} - top) - lse"
+        lines += [f"        lse = {w}(math.log(acc))"]
     else:
         result = "tmp[j] * inv"
         lines += [f"        inv = {w}(1.0 / acc)"]
@@ -242,6 +296,90 @@ def row_lowering(fast: Lowering, general: Lowering | None) -> Lowering:
     return lower
 
 
+def _epilogue(
+    order: list[Node], head: Node, slots: dict[int, int], x_slot: int, in_specs: list[BufferSpec]
+) -> tuple[Program, list[int]] | None:
+    """The body after the reduction as a program on its result (input 0); also the input
+    slots of its other inputs, in program order."""
+    program = Program()
+    head_dtype = numpy_dtype(head._output_descs[0]._data_type)
+    values: dict[tuple[int, int], Value] = {(id(head), 0): program.input(head_dtype)}
+    extra: list[int] = []
+    axes = head._in_edges[1]
+    for node in order:
+        op = get_op(node.type)
+        if node is head or (axes is not None and node is axes[0]):
+            continue
+        if op.io == "input":
+            if slots[id(node)] != x_slot:
+                values[(id(node), 0)] = program.input(in_specs[slots[id(node)]].dtype)
+                extra.append(slots[id(node)])
+            continue
+        found = [values.get((id(e[0]), e[1])) for e in node._in_edges if e is not None]
+        args = [a for a in found if a is not None]
+        if len(args) != len(found):
+            return None  # the reduction's input used by the epilogue: not per row
+        if op.io == "output":
+            program.outputs = args
+            continue
+        value = _value(program, node, args)
+        if value is None:
+            return None
+        values[(id(node), 0)] = value
+    return program, extra
+
+
+def _value(program: Program, node: Node, args: list[Value]) -> Value | None:
+    dtype = numpy_dtype(node._output_descs[0]._data_type)
+    if node.type != "Const":
+        return program.step(node.type, node_attrs(get_op(node.type), node), args, dtype)
+    array = const_array(node)
+    if array is None or array.size != 1:
+        return None
+    return program.constant(array.reshape(-1)[0], dtype)
+
+
+def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    """A ``FusedReduce`` body: the reduction over the input's last axes, its epilogue run on
+    each row's result in the same kernel (the reference path runs the body otherwise)."""
+    bodies = _subgraphs_of(ctx.node)
+    if len(bodies) != 1 or any(b is None for b in ctx.inputs):
+        return None
+    in_bufs = [b for b in ctx.inputs if b is not None]
+    order, _ = topological_order(bodies[0])
+    heads = [n for n in order if n.type in REDUCTIONS]
+    slots = {id(n): _subgraph_slot(n, 0) for n in order if get_op(n.type).io == "input"}
+    if len(heads) != 1 or heads[0]._in_edges[0] is None:
+        return None
+    head, source = heads[0], heads[0]._in_edges[0][0]
+    axes = const_value(head, 1)
+    if id(source) not in slots or axes is None:
+        return None
+    x = ctx.spec(in_bufs[slots[id(source)]])
+    if not x.shape or x.dtype.name not in (_TYPES | _INT_TYPES):
+        return None
+    split = _trailing(tuple(x.shape), rules.normalize_axes(_ints(axes), len(x.shape)))
+    built = _epilogue(order, head, slots, slots[id(source)], [ctx.spec(b) for b in in_bufs])
+    if split is None or split[1] == 0 or built is None:
+        return None
+    (rows, cols), (program, extra) = split, built
+    counts = [int(np.prod(ctx.spec(in_bufs[k]).shape, dtype=np.int64)) for k in extra]
+    outs = [int(np.prod(ctx.spec(b).shape, dtype=np.int64)) for b in ctx.outputs]
+    if any(c not in (rows, 1) for c in counts) or any(n != rows for n in outs):
+        return None
+    template = [rows, cols, 0, *([0] * len(ctx.outputs))]
+    patches = [(2, in_bufs[slots[id(source)]])] + [(3 + o, b) for o, b in enumerate(ctx.outputs)]
+    for slot, count in zip(extra, counts, strict=True):
+        patches.append((len(template), in_bufs[slot]))
+        template += [0, 1 if count == rows and rows != 1 else 0]
+    if program.params:
+        template.append(ctx.plan.device_constant(_param_block(program)))
+    out_dtype = numpy_dtype(head._output_descs[0]._data_type)
+    source_text = _reduce_source(REDUCTIONS[head.type], x.dtype, out_dtype, program)
+    function = kernel_from_source(source_text)
+    return [kernel_task(ctx.node.name, function, _blocks(rows, cols), template, patches)]
+
+
 for _op, _fast in {
     "ReduceSum": _reduce("sum"),
     "ReduceMean": _reduce("mean"),
@@ -252,3 +390,4 @@ for _op, _fast in {
     "LogSoftmaxV2": _softmax(log=True),
 }.items():
     LOWERINGS[_op] = row_lowering(_fast, LOWERINGS.get(_op))
+LOWERINGS["FusedReduce"] = lower_fused_reduce

@@ -195,9 +195,7 @@ def _blas_task(
 
     def run(views: list[np.ndarray]) -> None:
         a, b, out = views[0], views[1], views[-1]
-        np.matmul(
-            np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out
-        )
+        np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)
         if bias_buf is not None:
             out += views[2]
 

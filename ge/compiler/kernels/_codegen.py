@@ -13,6 +13,7 @@ import hashlib
 import math
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -26,11 +27,17 @@ from ge.runtime.kernel import (
     load_kernel_binary,
 )
 
-__all__ = ["built_kernel_count", "compiled_kernel_count", "kernel_from_source"]
+__all__ = [
+    "built_kernel_count",
+    "cached_load_seconds",
+    "compiled_kernel_count",
+    "kernel_from_source",
+]
 
 _CACHE: dict[str, KernelFunction] = {}
 _BUILT: list[str] = []
 _BINARIES: list[KernelBinary] = []
+_LOADS: list[float] = []  # seconds each disk-cache load took
 _LOCK = threading.Lock()
 
 
@@ -50,11 +57,13 @@ def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
 
 def _load_or_build(source: str, name: str, symbol: str) -> KernelFunction:
     disk_key = _disk_cache.cache_key(source)
+    start = time.perf_counter()
     cached = _disk_cache.load_entry(disk_key)
     if cached is not None:
         try:
             binary = load_kernel_binary(cached)
             _BINARIES.append(binary)
+            _LOADS.append(time.perf_counter() - start)
             return binary.get_function(symbol)
         except GeError:  # an entry that does not load is rebuilt, never used
             _disk_cache.discard(disk_key)
@@ -81,6 +90,11 @@ def _compile(source: str, name: str, symbol: str) -> bytes:
 def built_kernel_count() -> int:
     """Kernels compiled (not loaded from the disk cache) in this process."""
     return len(_BUILT)
+
+
+def cached_load_seconds() -> list[float]:
+    """How long each kernel loaded from the disk cache took (read, check, JIT-link)."""
+    return list(_LOADS)
 
 
 def compiled_kernel_count() -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import tempfile
 from functools import cache
@@ -41,9 +42,9 @@ def cache_dir() -> Path | None:
 
 @cache
 def _toolchain() -> str:
-    """Versions and CPU that shape the code (read without importing Numba)."""
-    from importlib.metadata import version  # noqa: PLC0415
-
+    """Versions and CPU that shape the code (read without importing Numba, and without
+    ``importlib.metadata``, which costs tens of milliseconds)."""
+    import llvmlite  # noqa: PLC0415
     import llvmlite.binding as llvm  # noqa: PLC0415
 
     from ge import __version__  # noqa: PLC0415
@@ -51,12 +52,24 @@ def _toolchain() -> str:
     llvm.initialize_native_target()
     parts = (
         __version__,
-        version("numba"),
-        version("llvmlite"),
+        _numba_version(),
+        llvmlite.__version__,
         llvm.get_host_cpu_name(),
         llvm.get_host_cpu_features().flatten(),
     )
     return "|".join(parts)
+
+
+def _numba_version() -> str:
+    """A fingerprint of the installed Numba: its version file, found without importing it."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or spec.origin is None:
+        return "no-numba"
+    version_file = Path(spec.origin).parent / "_version.py"
+    try:
+        return hashlib.sha256(version_file.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return "numba-unknown"
 
 
 def cache_key(source: str) -> str:

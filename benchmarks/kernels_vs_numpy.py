@@ -82,15 +82,18 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
          for shape in ((784, 256), (256, 256), (256, 10))]
     xb = rng.standard_normal((1024, 784), np.float32)
 
+    bias = [rng.standard_normal(shape[1], np.float32) * np.float32(0.1)
+            for shape in ((784, 256), (256, 256), (256, 10))]
+
     def mlp(a: object) -> object:
-        h = ge.es.Relu(a @ w[0])  # type: ignore[operator]
-        h = ge.es.Relu(h @ w[1])
-        return h @ w[2]
+        h = ge.es.Relu(a @ w[0] + bias[0])  # type: ignore[operator]
+        h = ge.es.Relu(h @ w[1] + bias[1])
+        return h @ w[2] + bias[2]
 
     def np_mlp() -> np.ndarray:
-        h = np.maximum(xb @ w[0], 0)
-        h = np.maximum(h @ w[1], 0)
-        return h @ w[2]
+        h = np.maximum(xb @ w[0] + bias[0], 0)
+        h = np.maximum(h @ w[1] + bias[1], 0)
+        return h @ w[2] + bias[2]
 
     cases.append(("MLP 784-256-256-10 b1024", _graph("mlp", [[1024, 784]], mlp), [xb], np_mlp,
                   None, None))

@@ -68,15 +68,23 @@ def _acc(dtype: np.dtype[Any]) -> str:
 
 def _fold(kind: str, dtype: np.dtype[Any], src: str, start: str, count: str, ind: str) -> list[str]:
     """Lines reducing ``src[start:start+count]`` into ``acc`` with ``LANES`` accumulators."""
-    load = _load(dtype, f"{src}[{start} + j + k]")
-    acc = _acc(dtype)
+    return _fold_values(
+        kind, _acc(dtype), lambda i: _load(dtype, f"{src}[{start} + {i}]"), count, ind
+    )
+
+
+def _fold_values(
+    kind: str, acc: str, element: Callable[[str], str], count: str, ind: str
+) -> list[str]:
+    """Lines reducing ``element(j)`` for ``j < count`` into ``acc`` (of type ``acc`` for sums
+    and products) with ``LANES`` accumulators."""
     if kind in ("sum", "mean"):
         init, step = f"{acc}(0)", "a{k} += {v}"
     elif kind == "prod":
         init, step = f"{acc}(1)", "a{k} *= {v}"
     else:
         op = ">" if kind == "max" else "<"
-        init = f"{_load(dtype, f'{src}[{start}]')}"
+        init = element("0")
         step = "a{k} = {v} if ({v} " + op + " a{k} or {v} != {v}) else a{k}"
     lines = [f"{ind}a{k} = {init}" for k in range(LANES)]
     lines += [
@@ -84,13 +92,9 @@ def _fold(kind: str, dtype: np.dtype[Any], src: str, start: str, count: str, ind
         f"{ind}for j in range(0, whole, {LANES}):",
     ]
     for k in range(LANES):
-        value = f"w{k}"
-        lines.append(f"{ind}    {value} = {load.replace(' + k]', f' + {k}]')}")
-        lines.append(f"{ind}    " + step.format(k=k, v=value))
-    lines += [
-        f"{ind}for j in range(whole, {count}):",
-        f"{ind}    w0 = {_load(dtype, f'{src}[{start} + j]')}",
-    ]
+        lines.append(f"{ind}    w{k} = {element(f'j + {k}')}")
+        lines.append(f"{ind}    " + step.format(k=k, v=f"w{k}"))
+    lines += [f"{ind}for j in range(whole, {count}):", f"{ind}    w0 = {element('j')}"]
     lines.append(f"{ind}    " + step.format(k=0, v="w0"))
     combine = {"sum": "+", "mean": "+", "prod": "*"}.get(kind)
     if combine is not None:
@@ -208,6 +212,79 @@ def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
         lines += [f"        inv = {w}(1.0 / acc)"]
     lines += ["        for j in range(cols):", f"            y[base + j] = {_store(result, out)}"]
     return "\n".join(lines) + "\n"
+
+
+def _layer_norm_source(dtype: np.dtype[Any]) -> str:
+    """Mean and variance per row in float64 (two passes, eight lanes each), then
+    ``(x - mean) / sqrt(var + eps) * gamma + beta`` with gamma and beta one value per column."""
+    t = _np_name(dtype)
+
+    def x_at(i: str) -> str:
+        return f"np.float64({_load(dtype, f'x[base + {i}]')})"
+
+    lines = [
+        *_header(),
+        "    eps = kernel_array(args[2], 1, np.float64)[0]",
+        f"    x = kernel_array(args[3], rows * cols, {t})",
+        f"    y = kernel_array(args[4], rows * cols, {t})",
+        f"    mean_out = kernel_array(args[5], rows, {t})",
+        f"    var_out = kernel_array(args[6], rows, {t})",
+        f"    gamma = kernel_array(args[7], cols, {t})",
+        f"    beta = kernel_array(args[8], cols, {t})",
+        "    for r in range(begin, stop):",
+        "        base = r * cols",
+    ]
+    lines += _fold_values("sum", "np.float64", x_at, "cols", "        ")
+    lines.append("        mean = acc / cols")
+    lines += _fold_values(
+        "sum",
+        "np.float64",
+        lambda i: f"({x_at(i)} - mean) * ({x_at(i)} - mean)",
+        "cols",
+        "        ",
+    )
+    lines += [
+        "        var = acc / cols",
+        "        inv = 1.0 / math.sqrt(var + eps)",
+        f"        mean_out[r] = {_store('mean', dtype)}",
+        f"        var_out[r] = {_store('var', dtype)}",
+        "        for c in range(cols):",
+        f"            v = ({x_at('c')} - mean) * inv",
+        f"            v = v * {_load(dtype, 'gamma[c]')} + {_load(dtype, 'beta[c]')}",
+        f"            y[base + c] = {_store('v', dtype)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    x, gamma, beta = ctx.inputs
+    if x is None or gamma is None or beta is None:
+        return None
+    spec = ctx.spec(x)
+    shape = tuple(spec.shape)
+    if not shape or 0 in shape or spec.dtype.name not in _TYPES:
+        return None
+    norm = rules.normalize_axis(ctx.attrs["begin_norm_axis"], len(shape))
+    params = rules.normalize_axis(ctx.attrs["begin_params_axis"], len(shape))
+    cols = int(np.prod(shape[norm:], dtype=np.int64))
+    per_column = all(
+        ctx.spec(b).dtype == spec.dtype and tuple(ctx.spec(b).shape) == shape[norm:]
+        for b in (gamma, beta)
+    )
+    if params != norm or not per_column:
+        return None  # the general kernel broadcasts gamma and beta
+    rows = int(np.prod(shape[:norm], dtype=np.int64)) if norm else 1
+    eps = ctx.plan.device_constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
+    y, mean, var = ctx.outputs
+    return [
+        kernel_task(
+            ctx.node.name,
+            kernel_from_source(_layer_norm_source(spec.dtype)),
+            _blocks(rows, cols),
+            [rows, cols, eps, 0, 0, 0, 0, 0, 0],
+            list(zip(range(3, 9), [x, y, mean, var, gamma, beta], strict=True)),
+        )
+    ]
 
 
 def _trailing(shape: tuple[int, ...], axes: list[int]) -> tuple[int, int] | None:
@@ -388,6 +465,7 @@ for _op, _fast in {
     "ReduceProd": _reduce("prod"),
     "SoftmaxV2": _softmax(log=False),
     "LogSoftmaxV2": _softmax(log=True),
+    "LayerNorm": _layer_norm,
 }.items():
     LOWERINGS[_op] = row_lowering(_fast, LOWERINGS.get(_op))
 LOWERINGS["FusedReduce"] = lower_fused_reduce

@@ -97,7 +97,8 @@ def _inner_offset(indent: str) -> list[str]:
 
 
 def _reduce_source(kind: str, in_dtype: np.dtype[Any], out_dtype: np.dtype[Any]) -> str:
-    acc = "np.float64" if in_dtype.kind == "f" or in_dtype.name in _HALF else _ACC[in_dtype.kind]
+    floating = in_dtype.kind == "f" or in_dtype.name in _HALF
+    acc = "np.float64" if floating or kind == "mean" else _ACC[in_dtype.kind]  # numpy's mean
     lines = _header(_np_name(out_dtype), _np_name(in_dtype))
     init = {"sum": "0", "mean": "0", "prod": "1"}.get(kind)
     if init is not None:
@@ -111,7 +112,7 @@ def _reduce_source(kind: str, in_dtype: np.dtype[Any], out_dtype: np.dtype[Any])
     lines += [
         "        for j in range(n_red):",
         *_inner_offset("            "),
-        f"            v = {_load(in_dtype, 'x[off]')}",
+        f"            v = {acc}({_load(in_dtype, 'x[off]')})",
     ]
     step = {
         "sum": "acc += v",

@@ -39,6 +39,7 @@ from ge.ops.shape import _ints
 __all__ = ["LANES", "REDUCTIONS", "row_lowering"]
 
 LANES = 8  # independent accumulators per reduction
+_BLOCK = 2048  # elements per block of a sum
 REDUCTIONS = {
     "ReduceSum": "sum",
     "ReduceMean": "mean",
@@ -77,15 +78,37 @@ def _fold_values(
     kind: str, acc: str, element: Callable[[str], str], count: str, ind: str
 ) -> list[str]:
     """Lines reducing ``element(j)`` for ``j < count`` into ``acc`` (of type ``acc`` for sums
-    and products) with ``LANES`` accumulators."""
+    and products) with ``LANES`` accumulators. Sums go by blocks of ``_BLOCK`` elements, each
+    block's lanes added into a running total, so rounding error grows as ``_BLOCK / LANES +
+    count / _BLOCK`` additions rather than ``count / LANES``."""
     if kind in ("sum", "mean"):
-        init, step = f"{acc}(0)", "a{k} += {v}"
-    elif kind == "prod":
-        init, step = f"{acc}(1)", "a{k} *= {v}"
-    else:
-        op = ">" if kind == "max" else "<"
-        init = element("0")
-        step = "a{k} = {v} if ({v} " + op + " a{k} or {v} != {v}) else a{k}"
+        lanes = _lanes(
+            "{v}", "a{k} += {v}", f"{acc}(0)", lambda i: element(f"blk + {i}"), "bn", ind + "    "
+        )
+        return [
+            f"{ind}total = {acc}(0)",
+            f"{ind}for blk in range(0, {count}, {_BLOCK}):",
+            f"{ind}    bn = min({_BLOCK}, {count} - blk)",
+            *lanes,
+            f"{ind}    total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))",
+            f"{ind}acc = total",
+        ]
+    if kind == "prod":
+        lines = _lanes("{v}", "a{k} *= {v}", f"{acc}(1)", element, count, ind)
+        return [*lines, f"{ind}acc = ((a0 * a1) * (a2 * a3)) * ((a4 * a5) * (a6 * a7))"]
+    op = ">" if kind == "max" else "<"
+    pick = "a{k} = {v} if ({v} " + op + " a{k} or {v} != {v}) else a{k}"
+    lines = _lanes("{v}", pick, element("0"), element, count, ind)
+    lines.append(f"{ind}acc = a0")
+    for k in range(1, LANES):
+        lines.append(f"{ind}acc = a{k} if (a{k} {op} acc or a{k} != a{k}) else acc")
+    return lines
+
+
+def _lanes(
+    value: str, step: str, init: str, element: Callable[[str], str], count: str, ind: str
+) -> list[str]:
+    """``a0..a7 = init``, then ``step`` each element of ``0..count`` into lane ``j % 8``."""
     lines = [f"{ind}a{k} = {init}" for k in range(LANES)]
     lines += [
         f"{ind}whole = {count} // {LANES} * {LANES}",
@@ -93,19 +116,9 @@ def _fold_values(
     ]
     for k in range(LANES):
         lines.append(f"{ind}    w{k} = {element(f'j + {k}')}")
-        lines.append(f"{ind}    " + step.format(k=k, v=f"w{k}"))
+        lines.append(f"{ind}    " + step.format(k=k, v=value.format(v=f"w{k}")))
     lines += [f"{ind}for j in range(whole, {count}):", f"{ind}    w0 = {element('j')}"]
-    lines.append(f"{ind}    " + step.format(k=0, v="w0"))
-    combine = {"sum": "+", "mean": "+", "prod": "*"}.get(kind)
-    if combine is not None:
-        lines.append(
-            f"{ind}acc = ((a0 {combine} a1) {combine} (a2 {combine} a3)) {combine} "
-            f"((a4 {combine} a5) {combine} (a6 {combine} a7))"
-        )
-    else:
-        lines.append(f"{ind}acc = a0")
-        for k in range(1, LANES):
-            lines.append(f"{ind}acc = a{k} if (a{k} {op} acc or a{k} != a{k}) else acc")
+    lines.append(f"{ind}    " + step.format(k=0, v=value.format(v="w0")))
     return lines
 
 

@@ -23,5 +23,14 @@ __all__ = [
     "Placement",
     "Tensor",
     "__version__",
+    "jit",
     "ops",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "jit":  # imported on first use: tracing pulls in the builder and the compiler
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module("ge.jit")
+    raise AttributeError(f"module 'ge' has no attribute {name!r}")

@@ -91,12 +91,20 @@ class GraphBuilder:
         self._built = False
         self._outputs: dict[int, TensorHolder] = {}
         self._txn_depth = 0
+        # set by a tracer (ge.jit): what is being traced, for errors about traced values
+        self._trace_note: str | None = None
 
     @property
     def name(self) -> str:
         return self._graph.name
 
     def _check_live(self, what: str) -> None:
+        if self._built and self._trace_note is not None:
+            raise GeError(
+                f"a value traced in {self._trace_note} is used after that trace ended: it "
+                f"leaked out (kept on a global, a closure or an object?). Pass it to the "
+                f"function as an argument, or return it, instead"
+            )
         if self._built:
             raise GeError(
                 f"Cannot {what}: GraphBuilder has already been built. Create a new "

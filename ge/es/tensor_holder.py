@@ -120,6 +120,8 @@ class TensorHolder:
     def _operand(self, value: Any) -> TensorHolder:
         if isinstance(value, TensorHolder):
             if value._builder is not self._builder:
+                for builder in (value._builder, self._builder):
+                    builder._check_live("combine tensors")  # a leaked traced value says so
                 raise GeValueError(
                     "Tensors from different builders cannot be combined; build "
                     "each graph with one GraphBuilder"
@@ -232,10 +234,33 @@ class TensorHolder:
 
     __hash__ = object.__hash__
 
-    def __bool__(self) -> NoReturn:
+    def __bool__(self) -> NoReturn:  # noqa: PLE0304  (always raises)
+        self._concrete("bool() (an if, while, and, or, not)")
+
+    def __int__(self) -> NoReturn:
+        self._concrete("int()")
+
+    def __float__(self) -> NoReturn:
+        self._concrete("float()")
+
+    def __index__(self) -> NoReturn:  # noqa: PLE0305  (always raises)
+        self._concrete("use as a Python index or size")
+
+    def _concrete(self, what: str) -> NoReturn:
+        note = self._builder._trace_note
+        if note is None:
+            raise GeTypeError(
+                f"{what} of {self!r}: its value is only known when the graph runs; use "
+                f"an If/While op (ge.es.If, ge.es.While) instead of Python control flow"
+            )
+        from ge.es.graph_builder import user_source  # noqa: PLC0415
+
         raise GeTypeError(
-            f"the truth value of {self!r} is only known when the graph runs; use "
-            f"an If/While op (ge.es.If, ge.es.While) instead of Python if/while"
+            f"{what} of a traced value at {user_source() or '?'} in {note}: its value is "
+            f"only known when the compiled graph runs. Use ge.jit.cond(pred, true_fn, "
+            f"false_fn, *operands) or ge.jit.while_loop(cond_fn, body_fn, init) for "
+            f"data-dependent control flow, or make the argument static (static_argnums / "
+            f"static_argnames) if its value decides the graph"
         )
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> NoReturn:

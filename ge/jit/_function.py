@@ -1,0 +1,519 @@
+"""``JitFunction``: the object ``@ge.jit`` returns.
+
+A call splits its arguments into *static* ones (``static_argnums``/``static_argnames``, and a
+bound method's ``self``), whose values are part of the cache key and reach the function as
+they are, and *dynamic* ones, pytrees whose leaves are numpy arrays, ``ge.graph.Tensor``s or
+Python scalars. The key is the dynamic arguments' tree structure, each array leaf's dtype and
+shape, each scalar leaf's type and value (scalars are baked into the graph as constants), and
+the static values. A known key runs the compiled plan at once; a new one traces the function on
+a fresh ``GraphBuilder`` (array leaves become graph inputs, as ``TensorHolder``s), compiles the
+graph (shape-generic kernels: another batch size reuses them) and logs why it had to retrace.
+
+Retraces are explained on the ``ge.jit`` logger, one line each: the function, its
+``file:line``, the trace count and what changed against the previous trace
+(``x: float32[3, 4] -> float32[5, 4]``). The fifth trace, and every tenth after it, logs a
+summary naming the argument that changed most often, and per-trace lines stop after the
+fifth (as TensorFlow's retracing warning does).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+from ge.es.graph_builder import GraphBuilder
+from ge.es.tensor_holder import TensorHolder
+from ge.es.tensor_like import to_const
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph.graph import Graph
+from ge.graph.tensor import Tensor
+from ge.graph.types import Placement
+from ge.jit._pytree import TreeDef, flatten, paths, unflatten
+
+__all__ = ["CacheInfo", "JitFunction", "Lowered", "logger"]
+
+logger = logging.getLogger("ge.jit")
+_SUMMARY_AT = 5
+_SUMMARY_EVERY = 10
+_SCALARS = (bool, int, float, complex)
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    traces: int
+    entries: int
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    """What the key records of one dynamic leaf."""
+
+    path: str
+    kind: str  # "array" or "const"
+    dtype: np.dtype[Any] | None
+    shape: tuple[int, ...]
+    value: Any = None
+
+    def __str__(self) -> str:
+        if self.kind == "const":
+            return f"{type(self.value).__name__} {self.value!r}"
+        assert self.dtype is not None
+        return f"{self.dtype.name}{list(self.shape)}"
+
+    def same(self, other: _Leaf) -> bool:
+        if self.kind != other.kind or self.dtype != other.dtype or self.shape != other.shape:
+            return False
+        return self.kind != "const" or (
+            type(self.value) is type(other.value) and self.value == other.value
+        )
+
+
+@dataclass
+class _Signature:
+    trees: tuple[tuple[str, TreeDef], ...]
+    leaves: tuple[_Leaf, ...]
+    static: tuple[tuple[str, Any], ...]
+
+    def key(self) -> Any:
+        return (
+            self.trees,
+            tuple((lf.kind, lf.dtype, lf.shape, type(lf.value), lf.value) for lf in self.leaves),
+            self.static,
+        )
+
+
+class _Entry:
+    """One trace: its graph, compiled form and how outputs come back."""
+
+    def __init__(self, graph: Graph, out_tree: TreeDef, consts: dict[int, Any]) -> None:
+        from ge.compiler.executable import CompiledGraph  # noqa: PLC0415  (compiler is heavy)
+
+        self.graph = graph
+        self.out_tree = out_tree
+        self.consts = consts  # output leaf index -> Python value returned as it is
+        self.compiled: CompiledGraph | None = None
+        self.runner: Any = None
+        self.out_specs: list[tuple[np.dtype[Any], tuple[int, ...]]] = []
+        if graph.get_direct_nodes() and self.n_graph_outputs():
+            self.compiled = CompiledGraph(graph)
+            shapes = [list(s.shape) for s in self.compiled.inputs]
+            plan = self.compiled.plan_for(shapes)
+            if plan is not None:
+                self.runner = self.compiled.runner(plan)
+                self.out_specs = [
+                    (plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs
+                ]
+
+    def n_graph_outputs(self) -> int:
+        from ge.ops.infer import graph_outputs  # noqa: PLC0415
+
+        return len(graph_outputs(self.graph))
+
+    def run(self, arrays: Sequence[Any]) -> Any:
+        if self.runner is not None:
+            sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
+            raw = self.runner.run(sources)
+            outs = [r.view(d).reshape(s) for r, (d, s) in zip(raw, self.out_specs, strict=True)]
+        elif self.compiled is not None:
+            outs = self.compiled.run_arrays([_host(a) for a in arrays])
+        else:
+            outs = []
+        it = iter(outs)
+        total = len(outs) + len(self.consts)
+        leaves = [self.consts[i] if i in self.consts else next(it) for i in range(total)]
+        return unflatten(self.out_tree, leaves)
+
+
+def _host(source: Any) -> np.ndarray:
+    return source.numpy() if isinstance(source, Tensor) else np.asarray(source)
+
+
+class Lowered:
+    """``JitFunction.lower(...)``: the traced graph, the optimised graph and the task plan."""
+
+    def __init__(self, entry: _Entry) -> None:
+        self.traced = entry.graph
+        compiled = entry.compiled
+        self.graph = compiled.graph if compiled is not None else entry.graph
+        self.plan = entry.runner.plan if entry.runner is not None else None
+
+    def as_text(self) -> str:
+        plan = self.plan.as_text() if self.plan is not None else "(no plan: nothing to run)"
+        return f"{self.graph}\n{plan}"
+
+    def __repr__(self) -> str:
+        return f"<Lowered {self.graph.name}: {len(self.graph.get_direct_nodes())} nodes>"
+
+
+def _where(fun: Callable[..., Any]) -> str:
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return "?"
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+
+
+def _index_set(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, int) else tuple(value)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise GeTypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
+    return items
+
+
+def _name_set(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(n, str) for n in items):
+        raise GeTypeError(f"{what} must be a str or a sequence of str, got {value!r}")
+    return items
+
+
+class JitFunction:
+    """A function traced into a GE graph and compiled once per argument signature."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] | None = None,
+    ) -> None:
+        if not callable(fun):
+            raise GeTypeError(f"ge.jit needs a function, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", repr(fun)))
+        self._where = _where(fun)
+        self._params = _parameters(fun)
+        nums = _index_set(static_argnums, "static_argnums")
+        names = _name_set(static_argnames, "static_argnames")
+        if _index_set(donate_argnums, "donate_argnums"):
+            raise NotImplementedError(
+                "ge.jit donate_argnums: buffer donation is not implemented yet"
+            )
+        positional = [p.name for p in self._params]
+        for n in nums:
+            if positional and not -len(positional) <= n < len(positional) and not _varargs(fun):
+                raise GeValueError(
+                    f"static_argnums {n} is out of range for {self._name}({', '.join(positional)})"
+                )
+        self._static_nums = frozenset(
+            n % len(positional) if positional and n < 0 else n for n in nums
+        )
+        self._static_names = frozenset(names) | {
+            positional[n] for n in self._static_nums if n < len(positional)
+        }
+        self._static_nums = self._static_nums | {
+            positional.index(n) for n in names if n in positional
+        }
+        if positional[:1] in (["self"], ["cls"]):  # a method: the instance is static
+            self._static_nums |= {0}
+            self._static_names |= {positional[0]}
+        self._cache: dict[Any, _Entry] = {}
+        self._fast: dict[Any, _Entry] = {}
+        self._lock = threading.RLock()
+        self._hits = self._misses = self._traces = 0
+        self._last: _Signature | None = None
+        self._causes: Counter[str] = Counter()
+
+    # --- calling --------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            fast_key = _fast_key(args)
+            if fast_key is not None and not self._static_nums:
+                entry = self._fast.get(fast_key)
+                if entry is not None:
+                    self._hits += 1
+                    return entry.run(args)
+        signature, sources = self._signature(args, kwargs)
+        entry = self._entry(signature, args, kwargs)
+        if not kwargs and not self._static_nums:
+            fast_key = _fast_key(args)
+            if fast_key is not None:
+                self._fast[fast_key] = entry
+        return entry.run(sources)
+
+    def _entry(
+        self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Entry:
+        key = signature.key()
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._hits += 1
+            return entry
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is None:
+                self._misses += 1
+                entry = self._cache[key] = self._compile(signature, args, kwargs)
+        return entry
+
+    def trace(self, *args: Any, **kwargs: Any) -> Graph:
+        """The graph this call traces to (traced afresh, not compiled, not cached)."""
+        signature, _ = self._signature(args, kwargs)
+        graph, _, _ = self._trace(signature, args, kwargs)
+        return graph
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """The optimised graph and task plan this call runs (``.as_text()`` shows both)."""
+        signature, _ = self._signature(args, kwargs)
+        return Lowered(self._entry(signature, args, kwargs))
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, self._traces, len(self._cache))
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._last = None
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return _BoundJit(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<ge.jit {self._name} ({self._where})>"
+
+    # --- signatures -------------------------------------------------------------------------------
+    def _signature(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[_Signature, list[Any]]:
+        trees: list[tuple[str, TreeDef]] = []
+        leaves: list[_Leaf] = []
+        sources: list[Any] = []
+        static: list[tuple[str, Any]] = []
+        named = [(self._arg_name(i), i in self._static_nums, v) for i, v in enumerate(args)]
+        named += [(k, k in self._static_names, v) for k, v in sorted(kwargs.items())]
+        for name, is_static, value in named:
+            if is_static:
+                _check_hashable(self._name, name, value)
+                static.append((name, value))
+                continue
+            values, tree = flatten(value)
+            trees.append((name, tree))
+            for path, leaf in zip(paths(tree, name), values, strict=True):
+                record, source = self._leaf(path, leaf)
+                leaves.append(record)
+                if source is not None:
+                    sources.append(source)
+        return _Signature(tuple(trees), tuple(leaves), tuple(static)), sources
+
+    def _arg_name(self, index: int) -> str:
+        if index < len(self._params) and self._params[index].kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            return self._params[index].name
+        return f"args[{index}]"
+
+    def _leaf(self, path: str, value: Any) -> tuple[_Leaf, Any]:
+        if isinstance(value, np.ndarray):
+            return _Leaf(path, "array", value.dtype, value.shape), np.ascontiguousarray(value)
+        if isinstance(value, np.generic):
+            array = np.asarray(value)
+            return _Leaf(path, "array", array.dtype, ()), array
+        if isinstance(value, Tensor):
+            dtype = numpy_dtype(value.data_type)
+            shape = tuple(value.shape)
+            if value.placement == Placement.PLACEMENT_DEVICE:
+                return _Leaf(path, "array", dtype, shape), value  # read in place
+            return _Leaf(path, "array", dtype, shape), value.numpy()
+        if isinstance(value, _SCALARS):
+            return _Leaf(path, "const", None, (), value), None
+        if isinstance(value, TensorHolder):
+            raise GeTypeError(
+                f"argument {path} of {self._name} is a TensorHolder of another graph; "
+                f"@ge.jit functions called while tracing are traced inline: call the "
+                f"undecorated function, or pass arrays"
+            )
+        raise GeTypeError(
+            f"argument {path} of {self._name} is a {type(value).__name__}: @ge.jit takes numpy "
+            f"arrays, Python scalars, ge.graph.Tensor and tuples/lists/dicts/dataclasses of "
+            f"them; pass other values as static (static_argnums/static_argnames)"
+        )
+
+    # --- tracing ----------------------------------------------------------------------------------
+    def _compile(
+        self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Entry:
+        self._explain(signature)
+        graph, out_tree, consts = self._trace(signature, args, kwargs)
+        return _Entry(graph, out_tree, consts)
+
+    def _trace(
+        self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Graph, TreeDef, dict[int, Any]]:
+        builder = GraphBuilder(_graph_name(self._name))
+        builder._trace_note = f"@ge.jit function {self._name} ({self._where})"
+        holders: list[Any] = []
+        k = 0
+        for leaf in signature.leaves:
+            if leaf.kind == "const":
+                holders.append(leaf.value)
+                continue
+            assert leaf.dtype is not None
+            holders.append(
+                builder.create_input(
+                    k, shape=list(leaf.shape), data_type=data_type_from_numpy(leaf.dtype)
+                )
+            )
+            k += 1
+        call_args, call_kwargs = self._rebuild(signature, holders, args, kwargs)
+        self._traces += 1
+        result = self._fun(*call_args, **call_kwargs)
+        out_leaves, out_tree = flatten(result)
+        outputs: list[TensorHolder] = []
+        consts: dict[int, Any] = {}
+        for i, leaf in enumerate(out_leaves):
+            if isinstance(leaf, TensorHolder):
+                if leaf._builder is not builder:
+                    leaf._builder._check_live("return a value")
+                    raise GeValueError(f"{self._name} returned a TensorHolder of another graph")
+                outputs.append(leaf)
+            elif isinstance(leaf, (np.ndarray, np.generic)):
+                outputs.append(to_const(builder, leaf))
+            elif leaf is None or isinstance(leaf, (*_SCALARS, str)):
+                consts[i] = leaf
+            else:
+                raise GeTypeError(
+                    f"{self._name} returned a {type(leaf).__name__} at output {i}; return "
+                    f"traced values, numpy arrays, scalars and pytrees of them"
+                )
+        graph = builder.build_and_reset(outputs)
+        return graph, out_tree, consts
+
+    def _rebuild(
+        self,
+        signature: _Signature,
+        holders: list[Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> tuple[list[Any], dict[str, Any]]:
+        it = iter(holders)
+        trees = dict(signature.trees)
+        count = {name: len(paths(tree)) for name, tree in signature.trees}
+        call_args: list[Any] = []
+        for i, value in enumerate(args):
+            name = self._arg_name(i)
+            if i in self._static_nums:
+                call_args.append(value)
+            else:
+                call_args.append(unflatten(trees[name], [next(it) for _ in range(count[name])]))
+        call_kwargs: dict[str, Any] = {}
+        for name in sorted(kwargs):
+            if name in self._static_names:
+                call_kwargs[name] = kwargs[name]
+            else:
+                call_kwargs[name] = unflatten(trees[name], [next(it) for _ in range(count[name])])
+        return call_args, call_kwargs
+
+    # --- retrace explanations ---------------------------------------------------------------------
+    def _explain(self, signature: _Signature) -> None:
+        previous, self._last = self._last, signature
+        if previous is None:
+            return
+        causes = _differences(previous, signature)
+        for cause in causes:
+            self._causes[cause.split(":")[0]] += 1
+        count = self._traces + 1
+        where = f"{self._name} ({self._where})"
+        if count < _SUMMARY_AT:
+            logger.warning("ge.jit: retracing %s, trace %d: %s", where, count, "; ".join(causes))
+        elif count == _SUMMARY_AT or (count - _SUMMARY_AT) % _SUMMARY_EVERY == 0:
+            (arg, times), *_ = self._causes.most_common(1) or [("?", 0)]
+            logger.warning(
+                "ge.jit: %s has been traced %d times; %s changed in %d of the %d retraces. "
+                "Each new shape, dtype, structure or static value traces and compiles again: "
+                "keep shapes fixed (pad or bucket them) and pass values that vary as arrays, "
+                "not as static arguments or Python scalars",
+                where,
+                count,
+                arg,
+                times,
+                count - 1,
+            )
+
+
+def _differences(old: _Signature, new: _Signature) -> list[str]:
+    if old.trees != new.trees:
+        before = ", ".join(f"{n}={t}" for n, t in old.trees)
+        after = ", ".join(f"{n}={t}" for n, t in new.trees)
+        return [f"argument structure: {before} -> {after}"]
+    causes = [
+        f"{b.path}: {a} -> {b}"
+        for a, b in zip(old.leaves, new.leaves, strict=True)
+        if not a.same(b)
+    ]
+    old_static = dict(old.static)
+    for name, value in new.static:
+        if name not in old_static or old_static[name] != value:
+            causes.append(f"{name}: static {old_static.get(name)!r} -> {value!r}")
+    return causes or ["(same signature: the cache was cleared)"]
+
+
+class _BoundJit:
+    """A ``JitFunction`` read from an instance: the instance is a static first argument."""
+
+    def __init__(self, function: JitFunction, obj: Any) -> None:
+        self._function = function
+        self._obj = obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._function(self._obj, *args, **kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Graph:
+        return self._function.trace(self._obj, *args, **kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        return self._function.lower(self._obj, *args, **kwargs)
+
+
+def _fast_key(args: tuple[Any, ...]) -> Any:
+    """For calls with only array arguments: the key is their dtypes and shapes."""
+    key = []
+    for a in args:
+        if type(a) is not np.ndarray or not a.flags.c_contiguous:
+            return None
+        key.append((a.dtype, a.shape))
+    return tuple(key)
+
+
+def _parameters(fun: Callable[..., Any]) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return []
+
+
+def _varargs(fun: Callable[..., Any]) -> bool:
+    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in _parameters(fun))
+
+
+def _check_hashable(function: str, name: str, value: Any) -> None:
+    try:
+        hash(value)
+    except TypeError:
+        raise GeTypeError(
+            f"static argument {name} of {function} must be hashable (its value is part of the "
+            f"cache key), got a {type(value).__name__}; pass arrays as dynamic arguments, "
+            f"lists as tuples"
+        ) from None
+
+
+def _graph_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return f"jit_{cleaned}"

@@ -1,0 +1,131 @@
+"""Pytrees: nested tuples, lists, dicts, namedtuples, dataclasses and ``None`` around leaves.
+
+``flatten(tree)`` gives the leaves in a fixed order (dict keys sorted, dataclass fields in
+declaration order) and a hashable ``TreeDef`` that ``unflatten`` turns back into the same
+structure. ``None`` is a node with no leaves, as in JAX. Anything else is a leaf.
+
+    >>> leaves, tree = flatten({"b": (1, 2), "a": [3, None]})
+    >>> leaves
+    [3, 1, 2]
+    >>> unflatten(tree, ["x", "y", "z"])
+    {'a': ['x', None], 'b': ('y', 'z')}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+__all__ = ["TreeDef", "flatten", "paths", "unflatten"]
+
+
+class TreeDef(NamedTuple):
+    """A node: its kind, what rebuilding it needs (type, keys) and its children."""
+
+    kind: str  # "leaf", "none", "tuple", "list", "dict", "namedtuple", "dataclass"
+    meta: Any
+    children: tuple[TreeDef, ...]
+
+    def __str__(self) -> str:
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = ", ".join(str(c) for c in self.children)
+        if self.kind == "dict":
+            inner = ", ".join(f"{k!r}: {c}" for k, c in zip(self.meta, self.children, strict=True))
+            return "{" + inner + "}"
+        if self.kind in ("namedtuple", "dataclass"):
+            return f"{self.meta[0].__name__}({inner})"
+        return f"[{inner}]" if self.kind == "list" else f"({inner})"
+
+
+LEAF = TreeDef("leaf", None, ())
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def flatten(tree: Any) -> tuple[list[Any], TreeDef]:
+    leaves: list[Any] = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(tree: Any, leaves: list[Any]) -> TreeDef:
+    if tree is None:
+        return TreeDef("none", None, ())
+    if _is_namedtuple(tree):
+        kids = tuple(_flatten(v, leaves) for v in tree)
+        return TreeDef("namedtuple", (type(tree),), kids)
+    if isinstance(tree, (tuple, list)):
+        kids = tuple(_flatten(v, leaves) for v in tree)
+        return TreeDef("tuple" if isinstance(tree, tuple) else "list", None, kids)
+    if isinstance(tree, dict):
+        keys = tuple(sorted(tree, key=_key_order))
+        return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        names = tuple(f.name for f in dataclasses.fields(tree))
+        kids = tuple(_flatten(getattr(tree, n), leaves) for n in names)
+        return TreeDef("dataclass", (type(tree), names), kids)
+    leaves.append(tree)
+    return LEAF
+
+
+def _key_order(key: Any) -> tuple[str, str]:
+    return (type(key).__name__, repr(key))
+
+
+def unflatten(tree: TreeDef, leaves: Sequence[Any]) -> Any:
+    it = iter(leaves)
+    value = _build(tree, it)
+    if next(it, _END) is not _END:
+        raise ValueError("unflatten: more leaves than the tree has")
+    return value
+
+
+_END = object()
+
+
+def _build(tree: TreeDef, it: Iterator[Any]) -> Any:
+    kind = tree.kind
+    if kind == "leaf":
+        value = next(it, _END)
+        if value is _END:
+            raise ValueError("unflatten: fewer leaves than the tree has")
+        return value
+    if kind == "none":
+        return None
+    kids = [_build(c, it) for c in tree.children]
+    if kind == "tuple":
+        return tuple(kids)
+    if kind == "list":
+        return kids
+    if kind == "dict":
+        return dict(zip(tree.meta, kids, strict=True))
+    if kind == "namedtuple":
+        return tree.meta[0](*kids)
+    cls, names = tree.meta
+    obj = object.__new__(cls)
+    for name, kid in zip(names, kids, strict=True):
+        object.__setattr__(obj, name, kid)
+    return obj
+
+
+def paths(tree: TreeDef, prefix: str = "") -> list[str]:
+    """A readable path per leaf, in leaf order: ``x``, ``params['w']``, ``batch[0].image``."""
+    if tree.kind == "leaf":
+        return [prefix]
+    out: list[str] = []
+    for k, child in enumerate(tree.children):
+        if tree.kind == "dict":
+            step = f"[{tree.meta[k]!r}]"
+        elif tree.kind == "dataclass":
+            step = f".{tree.meta[1][k]}"
+        elif tree.kind == "namedtuple":
+            step = f".{tree.meta[0]._fields[k]}"
+        else:
+            step = f"[{k}]"
+        out += paths(child, prefix + step)
+    return out

@@ -7,6 +7,8 @@
     optimize                  constant folding, CSE, algebraic simplification and dead-node
                               elimination on every graph, to a fixed point
     after_origin_optimize     user passes at PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE
+    recognize                 multi-node patterns with a dedicated kernel become one op
+                              (ge.compiler.patterns: numpy-spelled softmax -> SoftmaxV2)
     fuse                      elementwise groups become FusedElementwise nodes
                               (ge.compiler.fuse), on every graph
     verify                    Graph.verify(), ops included
@@ -33,6 +35,7 @@ from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.dump import dump_step
 from ge.compiler.fold import fold_constants
 from ge.compiler.fuse import fuse_elementwise
+from ge.compiler.patterns import recognize_patterns
 from ge.compiler.simplify import simplify
 from ge.error import GeTypeError
 from ge.graph._air import model_from_bytes, model_to_bytes
@@ -83,6 +86,11 @@ def _optimize(graph: Graph) -> None:
             return
 
 
+def _recognize(graph: Graph) -> None:
+    for g in list(all_graphs(graph)):
+        recognize_patterns(g)
+
+
 def _fuse(graph: Graph) -> None:
     for g in list(all_graphs(graph)):
         parent = g.parent_node
@@ -107,6 +115,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("after_builtin_fusion", _stage(PassStage.AFTER_BUILTIN_FUSION_PASS)),
     Step("optimize", _optimize),
     Step("after_origin_optimize", _stage(PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE)),
+    Step("recognize", _recognize),
     Step("fuse", _fuse),
     Step("verify", _verify),
 )

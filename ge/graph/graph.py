@@ -468,6 +468,22 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self._name!r}: {len(self._nodes)} nodes>"
 
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text (ours)."""
+        from ge.graph._dot import to_dot  # noqa: PLC0415
+
+        return to_dot(self)
+
+    def _repr_svg_(self) -> str | None:  # Jupyter: a drawing when Graphviz is installed
+        from ge.graph._dot import to_svg  # noqa: PLC0415
+
+        return to_svg(self)
+
+    def _repr_html_(self) -> str:  # Jupyter: the text listing otherwise
+        from ge.graph._dot import to_html  # noqa: PLC0415
+
+        return to_html(self)
+
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
         """The graph as text: readable listing, protobuf text (kTxt) or ONNX-style text."""
         from ge.graph._dump import dump_text  # noqa: PLC0415

@@ -21,3 +21,24 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
 
 def test_examples_exist() -> None:
     assert any(p.name == "quickstart.py" for p in EXAMPLES)
+
+
+def test_notebook_runs_headless() -> None:
+    """examples/notebook.ipynb, cell by cell in one namespace (what a kernel would do; no
+    Jupyter needed), with the last expression of each cell displayed as Jupyter would."""
+    import ast  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    path = EXAMPLES[0].parent / "notebook.ipynb"
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    assert cells
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for cell in cells:
+        tree = ast.parse("".join(cell["source"]))
+        last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        body = tree.body[:-1] if last is not None else tree.body
+        exec(compile(ast.Module(body, []), str(path), "exec"), namespace)  # noqa: S102
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), str(path), "eval"), namespace)  # noqa: S307
+            shown = getattr(value, "_repr_html_", None)
+            assert shown is None or "<pre>" in shown() or shown()

@@ -13,8 +13,14 @@ EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(script: Path, tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=300, check=False)
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, f"{script.name} failed:\n{result.stdout}\n{result.stderr}"
     assert result.stdout.strip(), f"{script.name} printed nothing"
 
@@ -26,8 +32,8 @@ def test_examples_exist() -> None:
 def test_notebook_runs_headless() -> None:
     """examples/notebook.ipynb, cell by cell in one namespace (what a kernel would do; no
     Jupyter needed), with the last expression of each cell displayed as Jupyter would."""
-    import ast  # noqa: PLC0415
-    import json  # noqa: PLC0415
+    import ast
+    import json
 
     path = EXAMPLES[0].parent / "notebook.ipynb"
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
@@ -37,8 +43,8 @@ def test_notebook_runs_headless() -> None:
         tree = ast.parse("".join(cell["source"]))
         last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         body = tree.body[:-1] if last is not None else tree.body
-        exec(compile(ast.Module(body, []), str(path), "exec"), namespace)  # noqa: S102
+        exec(compile(ast.Module(body, []), str(path), "exec"), namespace)
         if last is not None:
-            value = eval(compile(ast.Expression(last.value), str(path), "eval"), namespace)  # noqa: S307
+            value = eval(compile(ast.Expression(last.value), str(path), "eval"), namespace)
             shown = getattr(value, "_repr_html_", None)
             assert shown is None or "<pre>" in shown() or shown()

@@ -1,0 +1,182 @@
+"""@ge.jit against numpy, a hand-written Numba loop and jax.jit (when installed), in one run.
+
+Prints medians (ms, or µs for the tiny call) and ratios for: a cached call of ``x + 1`` on 4
+elements, the arithmetic chain, the exp/sin chain, a numpy-spelled softmax and an MLP; then the
+cold first call of the chain in fresh processes (empty kernel cache, warm disk cache), a call
+with a new batch size (and how many kernels it compiled), and the time of ``import ge``.
+
+Run: python benchmarks/jit_vs_jax.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from _timing import jax_or_none, median_seconds
+
+import ge
+
+
+def chain(x: Any, y: Any) -> Any:
+    return x * y + x * 0.5 - y * y
+
+
+def expsin(x: Any, y: Any) -> Any:
+    return np.exp(x) * y + np.sin(x) * 0.5 - y * y
+
+
+def softmax(x: Any) -> Any:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def mlp(p: Any, x: Any) -> Any:
+    h = np.maximum(x @ p["w1"] + p["b1"], 0.0)
+    h = np.maximum(h @ p["w2"] + p["b2"], 0.0)
+    return h @ p["w3"] + p["b3"]
+
+
+@numba.njit(parallel=True, fastmath=True, cache=False)
+def _hand_chain(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    for i in numba.prange(x.size):
+        out[i] = x[i] * y[i] + x[i] * np.float32(0.5) - y[i] * y[i]
+
+
+@numba.njit(parallel=True, cache=False)
+def _hand_expsin(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    for i in numba.prange(x.size):
+        out[i] = np.exp(x[i]) * y[i] + np.sin(x[i]) * np.float32(0.5) - y[i] * y[i]
+
+
+@numba.njit(parallel=True, cache=False)
+def _hand_softmax(x: np.ndarray, out: np.ndarray) -> None:
+    for r in numba.prange(x.shape[0]):
+        m = x[r].max()
+        s = np.float32(0)
+        for c in range(x.shape[1]):
+            out[r, c] = np.exp(x[r, c] - m)
+            s += out[r, c]
+        out[r] /= s
+
+
+@numba.njit(cache=False)
+def _hand_add1(x: np.ndarray) -> np.ndarray:
+    return x + np.float32(1)
+
+
+Case = tuple[str, Callable[..., Any], tuple[Any, ...], Callable[[], Any] | None]
+
+
+def _cases(quick: bool) -> list[Case]:
+    rng = np.random.default_rng(0)
+    n = 1 << 20
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    out = np.empty_like(x)
+    s = rng.standard_normal((1024, 1024), np.float32)
+    sout = np.empty_like(s)
+    params = {}
+    for k, (fan_in, fan_out) in enumerate(((784, 256), (256, 256), (256, 10)), start=1):
+        scale = np.float32(1 / np.sqrt(fan_in))
+        params[f"w{k}"] = rng.standard_normal((fan_in, fan_out), np.float32) * scale
+        params[f"b{k}"] = rng.standard_normal(fan_out, np.float32) * np.float32(0.1)
+    batch = rng.standard_normal((1024, 784), np.float32)
+    tiny = np.ones(4, np.float32)
+    return [
+        ("x + 1, 4 f32 (us)", lambda a: a + 1, (tiny,), lambda: _hand_add1(tiny)),
+        ("chain 1M f32", chain, (x, y), lambda: _hand_chain(x, y, out)),
+        ("exp/sin chain 1M f32", expsin, (x, y), lambda: _hand_expsin(x, y, out)),
+        ("softmax 1024x1024 f32", softmax, (s,), lambda: _hand_softmax(s, sout)),
+        ("MLP 784-256-256-10 b1024", mlp, (params, batch), None),
+    ]
+
+
+def _table(quick: bool) -> None:
+    repeat = 7 if quick else 25
+    jax = jax_or_none()
+    print(f"{'case':26} {'ge.jit':>9} {'numpy':>9} {'numba':>9} {'jax':>9} "
+          f"{'ge/numpy':>9} {'ge/numba':>9} {'ge/jax':>9}")
+    for label, fn, args, hand in _cases(quick):
+        scale = 1e6 if "(us)" in label else 1e3
+        inner = 2000 if "(us)" in label else 1
+        jitted = ge.jit(fn)
+        jitted(*args)
+
+        def per_call(f: Callable[[], Any], inner: int = inner) -> float:
+            def loop() -> None:
+                for _ in range(inner):
+                    f()
+
+            return median_seconds(loop, repeat) / inner * scale
+
+        ge_t = per_call(lambda jitted=jitted, args=args: jitted(*args))
+        np_t = per_call(lambda fn=fn, args=args: fn(*args))
+        hand_t = per_call(hand) if hand is not None else float("nan")
+        jax_t = float("nan")
+        if jax is not None:
+            jfn = jax.jit(fn)  # type: ignore[attr-defined]
+            jax_t = per_call(lambda jfn=jfn, args=args: jfn(*args).block_until_ready())
+        print(f"{label:26} {ge_t:9.3f} {np_t:9.3f} {hand_t:9.3f} {jax_t:9.3f} "
+              f"{ge_t / np_t:9.2f} {ge_t / hand_t:9.2f} {ge_t / jax_t:9.2f}")
+
+
+_COLD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+import ge
+t1 = time.perf_counter()
+
+@ge.jit
+def chain(x, y):
+    return x * y + x * 0.5 - y * y
+
+x = np.ones(1 << 20, np.float32)
+t2 = time.perf_counter()
+chain(x, x)
+t3 = time.perf_counter()
+small = np.ones(1000, np.float32)
+before = _codegen.compiled_kernel_count()
+t4 = time.perf_counter()
+chain(small, small)
+t5 = time.perf_counter()
+print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_ms": (t3 - t2) * 1e3,
+                  "new_size_ms": (t5 - t4) * 1e3,
+                  "new_size_kernels": _codegen.compiled_kernel_count() - before,
+                  "built": _codegen.built_kernel_count()}))
+"""
+
+
+def _cold() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "GE_KERNEL_CACHE_DIR": cache}
+        runs = []
+        for label in ("empty kernel cache", "warm disk cache"):
+            out = subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True,
+                                 text=True, check=True)
+            runs.append((label, json.loads(out.stdout.strip().splitlines()[-1])))
+    print(f"\n{'cold first call of the chain':32} {'first ms':>9} {'kernels built':>14} "
+          f"{'new size ms':>12} {'new-size kernels':>17} {'import ge ms':>13}")
+    for label, r in runs:
+        print(f"{label:32} {r['first_ms']:9.1f} {r['built']:14d} {r['new_size_ms']:12.2f} "
+              f"{r['new_size_kernels']:17d} {r['import_ms']:13.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    _table(args.quick)
+    _cold()
+
+
+if __name__ == "__main__":
+    main()

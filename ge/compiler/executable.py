@@ -263,7 +263,9 @@ class _Workspace:
         self.current = list(self.outputs)
         self.bound = runner.plan.bind(addrs)
         self.moved = False
-        self._runner = runner
+        plan = runner.plan
+        self._input_bufs, self._output_bufs = list(plan.inputs), list(plan.outputs)
+        self._homes = [addr + at for at in runner.input_offsets]  # no cycle back to runner
         specs = [runner.plan.buffers[b] for b in runner.plan.inputs + runner.plan.outputs]
         offsets = runner.input_offsets + runner.output_offsets
         views = [
@@ -275,13 +277,12 @@ class _Workspace:
 
     def home(self) -> None:
         """Inputs and outputs back at their places in the workspace."""
-        plan = self._runner.plan
-        for k, (buf, addr) in enumerate(zip(plan.inputs, self.inputs, strict=True)):
-            home = self.addr + self._runner.input_offsets[k]
+        for k, (buf, addr) in enumerate(zip(self._input_bufs, self.inputs, strict=True)):
+            home = self._homes[k]
             if addr != home:
                 self.inputs[k] = home
                 self.bound.set_buffer(buf, home)
-        for j, (buf, addr) in enumerate(zip(plan.outputs, self.current, strict=True)):
+        for j, (buf, addr) in enumerate(zip(self._output_bufs, self.current, strict=True)):
             if addr != self.outputs[j]:
                 self.current[j] = self.outputs[j]
                 self.bound.set_buffer(buf, self.outputs[j])

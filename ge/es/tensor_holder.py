@@ -316,10 +316,14 @@ class TensorHolder:
         )
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
-        return self._reduce("ReduceSum", axis, keepdims)
+        """numpy's rule: booleans are counted (as int64)."""
+        source = self.astype(np.int64) if self.dtype == np.bool_ else self
+        return source._reduce("ReduceSum", axis, keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
-        return self._reduce("ReduceMean", axis, keepdims)
+        """numpy's rule: the mean of integers or booleans is float64."""
+        source = self.astype(np.float64) if self.dtype.kind in "biu" else self
+        return source._reduce("ReduceMean", axis, keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
         return self._reduce("ReduceMax", axis, keepdims)
@@ -431,7 +435,9 @@ def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
             if not isinstance(key[axis], TensorHolder)
             else key[axis]
         )
-        return x._op("GatherV2", x, indices, x._ints([axis]))
+        return x._op(  # numpy counts negative indices from the end
+            "GatherV2", x, indices, x._ints([axis]), attrs={"negative_index_support": True}
+        )
     begin, end, strides = [], [], []
     masks = dict.fromkeys(
         ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0
@@ -537,9 +543,21 @@ def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:
 
 def _reduction(method: str) -> Callable[..., TensorHolder]:
     def rule(
-        self: TensorHolder, a: Any, axis: Any = None, keepdims: bool = False, **_: Any
+        self: TensorHolder,
+        a: Any,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **unsupported: Any,
     ) -> TensorHolder:
-        return getattr(self._operand(a), method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
+        if out is not None or unsupported:
+            names = (["out"] if out is not None else []) + sorted(unsupported)
+            raise GeTypeError(f"np.{method} of a TensorHolder does not take {', '.join(names)}")
+        x = self._operand(a)
+        if dtype is not None:
+            x = x.astype(dtype)
+        return getattr(x, method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
 
     return rule
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -73,9 +74,7 @@ class _Leaf:
     def same(self, other: _Leaf) -> bool:
         if self.kind != other.kind or self.dtype != other.dtype or self.shape != other.shape:
             return False
-        return self.kind != "const" or (
-            type(self.value) is type(other.value) and self.value == other.value
-        )
+        return self.kind != "const" or _scalar_key(self.value) == _scalar_key(other.value)
 
 
 @dataclass
@@ -87,9 +86,19 @@ class _Signature:
     def key(self) -> Any:
         return (
             self.trees,
-            tuple((lf.kind, lf.dtype, lf.shape, type(lf.value), lf.value) for lf in self.leaves),
+            tuple((lf.kind, lf.dtype, lf.shape, _scalar_key(lf.value)) for lf in self.leaves),
             self.static,
         )
+
+
+def _scalar_key(value: Any) -> Any:
+    """A scalar as the cache sees it: floats by their bits, so ``-0.0`` is not ``0.0`` and
+    every NaN is the same NaN."""
+    if isinstance(value, float):
+        return ("float", "nan" if math.isnan(value) else value.hex())
+    if isinstance(value, complex):
+        return ("complex", _scalar_key(value.real), _scalar_key(value.imag))
+    return (type(value).__name__, value)
 
 
 class _Entry:
@@ -235,6 +244,8 @@ class JitFunction:
 
     # --- calling --------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _tracing(args, kwargs):  # called from inside another trace: trace inline
+            return self._fun(*args, **kwargs)
         if not kwargs:
             fast_key = _fast_key(args)
             if fast_key is not None and not self._static_nums:
@@ -485,6 +496,17 @@ class _BoundJit:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self._function.lower(self._obj, *args, **kwargs)
+
+
+def _tracing(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether any argument leaf is a traced value (a ``TensorHolder``)."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, TensorHolder):
+            return True
+        nested = isinstance(value, (tuple, list, dict)) or hasattr(value, "__dataclass_fields__")
+        if nested and any(isinstance(v, TensorHolder) for v in flatten(value)[0]):
+            return True
+    return False
 
 
 def _fast_key(args: tuple[Any, ...]) -> Any:

@@ -520,3 +520,26 @@ def test_a_failing_kernel_in_a_batch_names_its_node_and_stops_the_plan() -> None
     finally:
         runtime.free(block)
     assert ran == ["host"]  # nothing after the failing kernel ran
+
+
+def test_plan_runner_moves_inputs_and_outputs_and_comes_home() -> None:
+    graph = build(lambda x: x * 2.0 + 1.0, ("x", [6]))
+    compiled = CompiledGraph(graph)
+    plan = compiled.plan_for([[6]])
+    assert plan is not None
+    runner = compiled.runner(plan)
+    x = np.arange(6, dtype=np.float32)
+    block, out = runtime.malloc(24), runtime.malloc(24)
+    try:
+        runtime.memcpy_h2d(block.addr, x * 10)
+        target = (out.addr, runtime.device_view(out.addr, 24))
+        (moved,) = runner.run([block.addr], [target])  # read and write outside the workspace
+        np.testing.assert_array_equal(moved.view(np.float32), x * 20 + 1)
+        (home,) = runner.call([x])  # back in the workspace
+        np.testing.assert_array_equal(home, x * 2 + 1)
+        np.testing.assert_array_equal(
+            runtime.device_view(out.addr, 24).view(np.float32), x * 20 + 1
+        )  # the earlier target was left alone
+    finally:
+        runtime.free(block)
+        runtime.free(out)

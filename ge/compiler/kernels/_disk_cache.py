@@ -2,7 +2,8 @@
 
 An entry is ``GEKC`` + SHA-256 of the payload + the payload (a ``compile_kernel`` binary),
 named by a key that covers the kernel source and everything that changes the code built from
-it: ge's, Numba's and llvmlite's versions and the host CPU and its features. Entries are
+it: ge's version, the scalar helpers kernels call (``_scalar.py``, ``_approx.py``), Numba's
+and llvmlite's versions and the host CPU and its features. Entries are
 written to a temporary file and renamed into place, so a reader never sees half an entry and
 two processes compiling the same kernel at once both succeed (the last rename wins; both
 entries are whole). An entry that fails its checksum or does not load is deleted and rebuilt,
@@ -52,12 +53,23 @@ def _toolchain() -> str:
     llvm.initialize_native_target()
     parts = (
         __version__,
+        _helpers_fingerprint(),
         _numba_version(),
         llvmlite.__version__,
         llvm.get_host_cpu_name(),
         llvm.get_host_cpu_features().flatten(),
     )
     return "|".join(parts)
+
+
+def _helpers_fingerprint() -> str:
+    """The scalar helpers kernels call (``_scalar.py``, ``_approx.py``) are part of the code a
+    kernel compiles to: editing them must not serve binaries built with the old ones."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ("_scalar.py", "_approx.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _numba_version() -> str:

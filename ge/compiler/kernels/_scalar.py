@@ -129,3 +129,7 @@ HELPERS = {
     "f32_to_bf16": f32_to_bf16,
     "int_div": int_div,
 }
+
+from ge.compiler.kernels._approx import APPROX_HELPERS  # noqa: E402  (it uses the bit casts above)
+
+HELPERS.update(APPROX_HELPERS)

@@ -99,7 +99,7 @@ _SCALED = {  # Exp/Log with non-default base/scale/shift attributes
 }
 # float32 spellings of the libm calls (ge.compiler.kernels._approx)
 _APPROX = {f"math.{f}(": f"{f}_f32(" for f in ("exp", "log", "sin", "cos", "tanh", "erf")}
-USE_APPROX = False
+USE_APPROX = True
 
 # Ops a FusedElementwise body may hold: those whose numpy broadcasting the kernel follows
 # (BiasAdd and Select broadcast along a chosen axis instead, so they stay single-op kernels).

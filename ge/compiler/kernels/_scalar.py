@@ -19,6 +19,8 @@ from llvmlite import ir
 from numba import types as nt
 from numba.extending import intrinsic
 
+from ge.runtime.kernel import kernel_array
+
 __all__ = ["HELPERS"]
 
 
@@ -122,7 +124,70 @@ def int_div(a: int, b: int) -> int:
     return q
 
 
+# Row reductions of float32 that LLVM vectorises. The sum is its own function so its fast-math
+# flags cover its loop alone: it may reassociate (a float64 sum of float32 values, in the
+# order of the row's vector lanes). Max/min compare the floats' bits as ordered integers and
+# find NaN in a separate exact pass. They take an address and a count, not an array (no
+# reference counts).
+@numba.njit(fastmath={"reassoc", "nsz", "contract"})  # type: ignore[untyped-decorator]
+def row_sum_f32(addr: int, n: int) -> Any:
+    x = kernel_array(addr, n, np.float32)
+    total = np.float64(0)
+    for i in range(n):
+        total += np.float64(x[i])
+    return total
+
+
+@numba.njit  # type: ignore[untyped-decorator]
+def row_has_nan_f32(addr: int, n: int) -> Any:
+    x = kernel_array(addr, n, np.float32)
+    found = 0
+    for i in range(n):
+        found |= np.int32(x[i] != x[i])
+    return found != 0
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def _order_key(bits: Any) -> Any:
+    """float32 bits -> an int32 that orders as the floats do (negatives flipped); its own
+    inverse. Integer max/min reductions vectorise without fast-math flags."""
+    return bits ^ ((bits >> np.int32(31)) & np.int32(0x7FFFFFFF))
+
+
+@numba.njit  # type: ignore[untyped-decorator]
+def _row_max_no_nan(addr: int, n: int) -> Any:
+    x = kernel_array(addr, n, np.int32)
+    top = _order_key(x[0])
+    for i in range(1, n):
+        top = max(top, _order_key(x[i]))
+    return bits_f32(np.uint32(_order_key(top)))
+
+
+@numba.njit  # type: ignore[untyped-decorator]
+def _row_min_no_nan(addr: int, n: int) -> Any:
+    x = kernel_array(addr, n, np.int32)
+    low = _order_key(x[0])
+    for i in range(1, n):
+        low = min(low, _order_key(x[i]))
+    return bits_f32(np.uint32(_order_key(low)))
+
+
+@numba.njit  # type: ignore[untyped-decorator]
+def row_max_f32(addr: int, n: int) -> Any:
+    """Max of a float32 row (n >= 1); NaN if the row holds one, as numpy."""
+    return np.float32(np.nan) if row_has_nan_f32(addr, n) else _row_max_no_nan(addr, n)
+
+
+@numba.njit  # type: ignore[untyped-decorator]
+def row_min_f32(addr: int, n: int) -> Any:
+    """Min of a float32 row (n >= 1); NaN if the row holds one, as numpy."""
+    return np.float32(np.nan) if row_has_nan_f32(addr, n) else _row_min_no_nan(addr, n)
+
+
 HELPERS = {
+    "row_sum_f32": row_sum_f32,
+    "row_max_f32": row_max_f32,
+    "row_min_f32": row_min_f32,
     "f16_to_f32": f16_to_f32,
     "f32_to_f16": f32_to_f16,
     "bf16_to_f32": bf16_to_f32,

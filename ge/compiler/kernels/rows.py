@@ -67,8 +67,21 @@ def _acc(dtype: np.dtype[Any]) -> str:
     return "np.uint64" if dtype.kind == "u" else "np.int64"
 
 
-def _fold(kind: str, dtype: np.dtype[Any], src: str, start: str, count: str, ind: str) -> list[str]:
-    """Lines reducing ``src[start:start+count]`` into ``acc`` with ``LANES`` accumulators."""
+_VECTOR_FOLDS = {
+    "sum": "row_sum_f32",
+    "mean": "row_sum_f32",
+    "max": "row_max_f32",
+    "min": "row_min_f32",
+}
+
+
+def _fold(
+    kind: str, dtype: np.dtype[Any], src: str, start: str, count: str, ind: str, addr: str = ""
+) -> list[str]:
+    """Lines reducing ``src[start:start+count]`` into ``acc`` with ``LANES`` accumulators; a
+    float32 row at address ``addr`` uses the vectorised helpers of ``_scalar`` instead."""
+    if addr and dtype == np.float32 and kind in _VECTOR_FOLDS:
+        return [f"{ind}acc = {_VECTOR_FOLDS[kind]}({addr}, {count})"]
     return _fold_values(
         kind, _acc(dtype), lambda i: _load(dtype, f"{src}[{start} + {i}]"), count, ind
     )
@@ -148,7 +161,9 @@ def _reduce_source(
     else:
         lines += _epilogue_prologue(epilogue)
     lines += ["    for r in range(begin, stop):", "        base = r * cols"]
-    lines += _fold(kind, dtype, "x", "base", "cols", "        ")
+    lines += _fold(
+        kind, dtype, "x", "base", "cols", "        ", f"args[2] + base * {dtype.itemsize}"
+    )
     if kind == "mean":
         lines.append("        acc = acc / cols if cols > 0 else np.float64(np.nan)")
     if epilogue is None:
@@ -204,26 +219,30 @@ def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
     lines = [
         *_header(),
         f"    x = kernel_array(args[2], rows * cols, {_np_name(dtype)})",
-        f"    y = kernel_array(args[3], rows * cols, {_np_name(out)})",
-        f"    tmp = kernel_array(args[4] + block_idx * cols * {work.itemsize}, cols, {w})",
+        f"    scratch = args[4] + block_idx * cols * {work.itemsize}",
+        f"    tmp = kernel_array(scratch, cols, {w})",
         "    for r in range(begin, stop):",
         "        base = r * cols",
+        f"        xr = kernel_array(args[2] + base * {dtype.itemsize}, cols, {_np_name(dtype)})",
+        f"        yr = kernel_array(args[3] + base * {out.itemsize}, cols, {_np_name(out)})",
     ]
-    lines += _fold("max", dtype, "x", "base", "cols", "        ")
-    value = f"{w}({_load(dtype, 'x[base + j]')})"
+    lines += _fold(
+        "max", dtype, "x", "base", "cols", "        ", f"args[2] + base * {dtype.itemsize}"
+    )
+    value = f"{w}({_load(dtype, 'xr[j]')})"
     lines += [
         f"        top = {w}(acc)",
         "        for j in range(cols):",
         f"            tmp[j] = {_exp(work, f'{value} - top')}",
     ]
-    lines += _fold("sum", work, "tmp", "0", "cols", "        ")
+    lines += _fold("sum", work, "tmp", "0", "cols", "        ", "scratch")
     if log:  # (x - max) - log(sum): the shift must not round at the magnitude of max
         result = f"({value} - top) - lse"
         lines += [f"        lse = {w}(math.log(acc))"]
     else:
         result = "tmp[j] * inv"
         lines += [f"        inv = {w}(1.0 / acc)"]
-    lines += ["        for j in range(cols):", f"            y[base + j] = {_store(result, out)}"]
+    lines += ["        for j in range(cols):", f"            yr[j] = {_store(result, out)}"]
     return "\n".join(lines) + "\n"
 
 

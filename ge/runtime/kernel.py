@@ -137,7 +137,9 @@ def _jit(ir: str, code: bytes | None) -> tuple[Any, list[bytes]]:
             f"{', '.join(missing_symbols[:8])}"
         )
     target = llvm.Target.from_default_triple()
-    machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=3)
+    machine = target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3
+    )
     engine = llvm.create_mcjit_compiler(module, machine)
     built: list[bytes] = []
     if code:

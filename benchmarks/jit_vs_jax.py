@@ -21,6 +21,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from _hand import hand_chain, hand_expsin, hand_softmax
 from _timing import jax_or_none, median_seconds
 
 import ge
@@ -43,29 +44,6 @@ def mlp(p: Any, x: Any) -> Any:
     h = np.maximum(x @ p["w1"] + p["b1"], 0.0)
     h = np.maximum(h @ p["w2"] + p["b2"], 0.0)
     return h @ p["w3"] + p["b3"]
-
-
-@numba.njit(parallel=True, fastmath=True, cache=False)
-def _hand_chain(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    for i in numba.prange(x.size):
-        out[i] = x[i] * y[i] + x[i] * np.float32(0.5) - y[i] * y[i]
-
-
-@numba.njit(parallel=True, cache=False)
-def _hand_expsin(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    for i in numba.prange(x.size):
-        out[i] = np.exp(x[i]) * y[i] + np.sin(x[i]) * np.float32(0.5) - y[i] * y[i]
-
-
-@numba.njit(parallel=True, cache=False)
-def _hand_softmax(x: np.ndarray, out: np.ndarray) -> None:
-    for r in numba.prange(x.shape[0]):
-        m = x[r].max()
-        s = np.float32(0)
-        for c in range(x.shape[1]):
-            out[r, c] = np.exp(x[r, c] - m)
-            s += out[r, c]
-        out[r] /= s
 
 
 @numba.njit(cache=False)
@@ -92,9 +70,9 @@ def _cases(quick: bool) -> list[Case]:
     tiny = np.ones(4, np.float32)
     return [
         ("x + 1, 4 f32 (us)", lambda a: a + 1, (tiny,), lambda: _hand_add1(tiny)),
-        ("chain 1M f32", chain, (x, y), lambda: _hand_chain(x, y, out)),
-        ("exp/sin chain 1M f32", expsin, (x, y), lambda: _hand_expsin(x, y, out)),
-        ("softmax 1024x1024 f32", softmax, (s,), lambda: _hand_softmax(s, sout)),
+        ("chain 1M f32", chain, (x, y), lambda: hand_chain(x, y, out)),
+        ("exp/sin chain 1M f32", expsin, (x, y), lambda: hand_expsin(x, y, out)),
+        ("softmax 1024x1024 f32", softmax, (s,), lambda: hand_softmax(s, sout)),
         ("MLP 784-256-256-10 b1024", mlp, (params, batch), None),
     ]
 
@@ -110,7 +88,7 @@ def _table(quick: bool) -> None:
         jitted = ge.jit(fn)
         jitted(*args)
 
-        def per_call(f: Callable[[], Any], inner: int = inner) -> float:
+        def per_call(f: Callable[[], Any], inner: int = inner, scale: float = scale) -> float:
             def loop() -> None:
                 for _ in range(inner):
                     f()

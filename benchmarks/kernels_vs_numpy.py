@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-import numba
 import numpy as np
+from _hand import hand_chain, hand_expsin, hand_softmax
 from _timing import jax_or_none, median_seconds
 
 import ge.es
@@ -19,29 +19,6 @@ from ge.es import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import Graph, Tensor
 from ge.session import Session
-
-
-@numba.njit(parallel=True, fastmath=True, cache=False)
-def _hand_chain(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    for i in numba.prange(x.size):
-        out[i] = x[i] * y[i] + x[i] * np.float32(0.5) - y[i] * y[i]
-
-
-@numba.njit(parallel=True, cache=False)
-def _hand_expsin(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    for i in numba.prange(x.size):
-        out[i] = np.exp(x[i]) * y[i] + np.sin(x[i]) * np.float32(0.5) - y[i] * y[i]
-
-
-@numba.njit(parallel=True, cache=False)
-def _hand_softmax(x: np.ndarray, out: np.ndarray) -> None:
-    for r in numba.prange(x.shape[0]):
-        m = x[r].max()
-        s = np.float32(0)
-        for c in range(x.shape[1]):
-            out[r, c] = np.exp(x[r, c] - m)
-            s += out[r, c]
-        out[r] /= s
 
 
 def _graph(name: str, shapes: list[list[int]], body: Callable[..., object]) -> Graph:
@@ -60,7 +37,7 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
         out = np.empty_like(x)
         cases.append((label, _graph("chain", [[n], [n]], lambda a, b: a * b + a * 0.5 - b * b),
                       [x, y], lambda x=x, y=y: x * y + x * np.float32(0.5) - y * y,
-                      lambda x=x, y=y, out=out: _hand_chain(x, y, out),
+                      lambda x=x, y=y, out=out: hand_chain(x, y, out),
                       lambda a, b: a * b + a * 0.5 - b * b))
     x, y = rng.standard_normal(n1, np.float32), rng.standard_normal(n1, np.float32)
     out = np.empty_like(x)
@@ -68,7 +45,7 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
                   _graph("expsin", [[n1], [n1]],
                          lambda a, b: np.exp(a) * b + np.sin(a) * 0.5 - b * b),
                   [x, y], lambda: np.exp(x) * y + np.sin(x) * np.float32(0.5) - y * y,
-                  lambda: _hand_expsin(x, y, out), None))
+                  lambda: hand_expsin(x, y, out), None))
     s = rng.standard_normal((1024, 1024), np.float32)
     sout = np.empty_like(s)
 
@@ -77,7 +54,7 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
         return e / e.sum(-1, keepdims=True)
 
     cases.append(("softmax 1024x1024 f32", _graph("softmax", [[1024, 1024]], ge.es.SoftmaxV2),
-                  [s], np_softmax, lambda: _hand_softmax(s, sout), None))
+                  [s], np_softmax, lambda: hand_softmax(s, sout), None))
     w = [rng.standard_normal(shape, np.float32) * np.float32(0.05)
          for shape in ((784, 256), (256, 256), (256, 10))]
     xb = rng.standard_normal((1024, 784), np.float32)

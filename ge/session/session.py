@@ -195,15 +195,17 @@ class Session:
             try:
                 raw = runner.run(_sources(tensors, runner.input_nbytes), [t for t, _ in targets])
             except BaseException:
-                for _, block in targets:
-                    if block is not None:
-                        memory.free(block)
+                for n, (_, item) in zip(runner.output_nbytes, targets, strict=True):
+                    if item is not None:
+                        _RESULT_BLOCKS.give(n, item)
                 raise
             results = []
-            for desc, data, (_, block) in zip(runner.output_descs, raw, targets, strict=True):
+            for desc, data, n, (_, item) in zip(
+                runner.output_descs, raw, runner.output_nbytes, targets, strict=True
+            ):
                 tensor = Tensor._adopt(desc, data)
-                if block is not None:  # the memory goes back to the pool with the tensor
-                    weakref.finalize(tensor, memory.free, block)
+                if item is not None:  # the block is reused once the tensor is collected
+                    weakref.finalize(tensor, _RESULT_BLOCKS.give, n, item)
                 results.append(tensor)
             return results
         except GeError as e:
@@ -306,15 +308,44 @@ def _desc_of(plan: Plan, buf: int) -> TensorDesc:
 
 
 _ADOPT_MIN_BYTES = 1 << 16
+_SPARE_PER_SIZE = 4
 
 
-def _target(nbytes: int) -> tuple[Target | None, MemBlock | None]:
-    """Pooled device memory that a large output is written to and returned in (no copy and,
-    once a previous result is collected, no fresh pages); small outputs are copied out."""
+class _ResultBlocks:
+    """Device blocks that large ``run_graph`` results are written to and returned in: no copy
+    and, once an earlier result is collected, no fresh pages. A collected result's block goes
+    back on a free list for its size (a few per size; more go back to device memory)."""
+
+    def __init__(self) -> None:
+        self._spare: dict[int, list[tuple[MemBlock, Target]]] = {}
+
+    def take(self, nbytes: int) -> tuple[MemBlock, Target]:
+        spare = self._spare.get(nbytes)
+        if spare:
+            try:
+                return spare.pop()
+            except IndexError:  # another thread took the last one
+                pass
+        block = memory.malloc(nbytes)
+        return block, (block.addr, memory.device_view(block.addr, nbytes))
+
+    def give(self, nbytes: int, item: tuple[MemBlock, Target]) -> None:
+        spare = self._spare.setdefault(nbytes, [])
+        if len(spare) < _SPARE_PER_SIZE:
+            spare.append(item)
+        else:
+            memory.free(item[0])
+
+
+_RESULT_BLOCKS = _ResultBlocks()
+
+
+def _target(nbytes: int) -> tuple[Target | None, tuple[MemBlock, Target] | None]:
+    """Where output bytes go: a result block for a large output, else the workspace."""
     if nbytes < _ADOPT_MIN_BYTES:
         return None, None
-    block = memory.malloc(nbytes)
-    return (block.addr, memory.device_view(block.addr, nbytes)), block
+    item = _RESULT_BLOCKS.take(nbytes)
+    return item[1], item
 
 
 def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.ndarray]:

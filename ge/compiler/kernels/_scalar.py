@@ -186,6 +186,7 @@ def row_min_f32(addr: int, n: int) -> Any:
 
 HELPERS = {
     "row_sum_f32": row_sum_f32,
+    "row_max_keys_f32": _row_max_no_nan,  # NaN-blind: for softmax, where NaN spreads anyway
     "row_max_f32": row_max_f32,
     "row_min_f32": row_min_f32,
     "f16_to_f32": f16_to_f32,

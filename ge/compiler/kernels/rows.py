@@ -226,9 +226,10 @@ def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
         f"        xr = kernel_array(args[2] + base * {dtype.itemsize}, cols, {_np_name(dtype)})",
         f"        yr = kernel_array(args[3] + base * {out.itemsize}, cols, {_np_name(out)})",
     ]
-    lines += _fold(
-        "max", dtype, "x", "base", "cols", "        ", f"args[2] + base * {dtype.itemsize}"
-    )
+    if dtype == np.float32:  # a NaN or inf in the row makes its sum NaN: no NaN pass needed
+        lines.append("        acc = row_max_keys_f32(args[2] + base * 4, cols)")
+    else:
+        lines += _fold("max", dtype, "x", "base", "cols", "        ")
     value = f"{w}({_load(dtype, 'xr[j]')})"
     lines += [
         f"        top = {w}(acc)",

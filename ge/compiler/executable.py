@@ -26,13 +26,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ge.compiler.lower import ValueDependentShapeError, lower_graph
 from ge.compiler.pipeline import copy_graph, optimize_graph
-from ge.compiler.plan import BufferKind, Plan
+from ge.compiler.plan import BufferKind, HostTask, Plan
 from ge.error import GeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph._printer import format_desc
@@ -186,6 +187,7 @@ class PlanRunner:
             TensorDesc(list(buffers[b].shape), data_type=data_type_from_numpy(buffers[b].dtype))
             for b in plan.outputs
         ]
+        self._direct = _direct_slots(plan)
         self._free: list[_Workspace] = []
         self._blocks: list[Any] = []
         weakref.finalize(self, _free_blocks, self._blocks)
@@ -207,6 +209,8 @@ class PlanRunner:
         and copied out. Returns each output's bytes (the target views, or fresh copies)."""
         ws = self._acquire()
         try:
+            if ws.moved:  # an earlier run read or wrote elsewhere: home again
+                ws.home()
             space, bound = ws.space, ws.bound
             for k, source in enumerate(sources):
                 at = self.input_offsets[k]
@@ -233,18 +237,61 @@ class PlanRunner:
 
 
     def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The fast path for host arrays, each exactly its input's dtype and shape (callers
-        have checked): copy them in, run, return fresh arrays of the outputs."""
+        """The fast path for host arrays, each C-contiguous and exactly its input's dtype and
+        shape (callers have checked); returns fresh arrays of the outputs.
+
+        Small inputs are copied into the workspace and small outputs out of it. Large ones
+        (``_DIRECT_BYTES`` and up) that only kernels touch skip both copies: kernels read the
+        caller's array and write the fresh result array in place (host memory is the same
+        memory on this device; host tasks, which check device ranges, keep the copies)."""
         ws = self._acquire()
         try:
             if ws.moved:  # an earlier run() read or wrote elsewhere: home again
                 ws.home()
-            for view, array in zip(ws.in_views, arrays, strict=True):
-                view[...] = array
-            ws.bound.run()
-            return [view.copy() for view in ws.out_views]
+            bound, direct = ws.bound, self._direct
+            for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
+                if k in direct.inputs:
+                    ws.inputs[k] = array.ctypes.data
+                    bound.set_buffer(self.plan.inputs[k], ws.inputs[k])
+                else:
+                    view[...] = array
+            results: list[np.ndarray] = []
+            for j, view in enumerate(ws.out_views):
+                if j in direct.outputs:
+                    result = np.empty(view.shape, view.dtype)
+                    ws.current[j] = result.ctypes.data
+                    bound.set_buffer(self.plan.outputs[j], ws.current[j])
+                    results.append(result)
+            ws.moved = bool(direct.inputs or direct.outputs)
+            bound.run()
+            if len(results) == len(ws.out_views):
+                return results
+            it = iter(results)
+            return [
+                next(it) if j in direct.outputs else view.copy()
+                for j, view in enumerate(ws.out_views)
+            ]
         finally:
             self._free.append(ws)
+
+
+_DIRECT_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class _Direct:
+    inputs: frozenset[int]
+    outputs: frozenset[int]
+
+
+def _direct_slots(plan: Plan) -> _Direct:
+    """Inputs and outputs large enough to use in place, that no host task touches."""
+    host = {b for t in plan.tasks if isinstance(t, HostTask) for b in t.buffers}
+    big = {b for b, spec in enumerate(plan.buffers) if spec.nbytes >= _DIRECT_BYTES}
+    inputs = [k for k, b in enumerate(plan.inputs) if b in big and b not in host]
+    outputs = [j for j, b in enumerate(plan.outputs) if b in big and b not in host]
+    once = [j for j in outputs if plan.outputs.count(plan.outputs[j]) == 1]
+    return _Direct(frozenset(inputs), frozenset(once))
 
 
 class _Workspace:

@@ -21,7 +21,9 @@ graph. Results come back as numpy arrays in the structure the function returned.
 
 ``ge.jit`` is this module, made callable; ``ge.jit.cond`` and ``ge.jit.while_loop`` build
 ``If``/``While`` for control flow on traced values (Python ``if``/``bool()``/``int()`` on one
-raises an error saying so). Decisions (ours): Python scalar arguments are constants of the
+raises an error saying so). Large array arguments are read in place and large results are
+written straight into the fresh arrays returned (no staging copies); small ones are copied
+through a reusable workspace. Decisions (ours): Python scalar arguments are constants of the
 trace (a new value retraces, and says so); buffer donation (``donate_argnums``) is not
 implemented yet and raises ``NotImplementedError``; a method's ``self`` (a first parameter
 named ``self`` or ``cls``) is static.

@@ -132,9 +132,12 @@ class _Entry:
         return len(graph_outputs(self.graph))
 
     def run(self, arrays: Sequence[Any]) -> Any:
-        if self.single and all(type(a) is np.ndarray for a in arrays):
+        host = all(type(a) is np.ndarray for a in arrays)
+        if self.single and host:
             return self.runner.call(arrays)[0]
-        if self.runner is not None:
+        if self.runner is not None and host:
+            outs = self.runner.call(arrays)
+        elif self.runner is not None:
             sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
             raw = self.runner.run(sources)
             outs = [r.view(d).reshape(s) for r, (d, s) in zip(raw, self.out_specs, strict=True)]

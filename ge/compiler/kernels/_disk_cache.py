@@ -24,6 +24,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ge.runtime import _launcher
+
 __all__ = ["cache_dir", "cache_key", "load_entry", "store_entry"]
 
 _MAGIC = b"GEKC"
@@ -137,3 +139,14 @@ def store_entry(key: str, payload: bytes) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return False
+
+
+def _load_launcher_code(ir: str) -> bytes | None:
+    return load_entry(cache_key(f"launcher\n{ir}"))
+
+
+def _store_launcher_code(ir: str, code: bytes) -> bool:
+    return store_entry(cache_key(f"launcher\n{ir}"), code)
+
+
+_launcher.set_code_cache(_load_launcher_code, _store_launcher_code)

@@ -257,6 +257,7 @@ class BoundPlan:
         self.addrs = addrs
         self._batch = batch
         self._patches: dict[int, list[tuple[int, int]]] = {}
+        self._only = 0
         if batch is None:
             return
         self.args = batch.args.copy()
@@ -266,6 +267,10 @@ class BoundPlan:
         self._table_addr = int(self.table.ctypes.data)
         for pos, buf, off in zip(batch.patch_pos, batch.patch_buf, batch.patch_off, strict=True):
             self._patches.setdefault(int(buf), []).append((int(pos), int(off)))
+        # the common case, all kernels in one run: one native call with nothing to decide
+        only = batch.segments[0] if len(batch.segments) == 1 else None
+        self._only = only[1] - only[0] if only is not None and only[1] >= 0 else 0
+        self._run_tasks = _launcher.run_tasks_function()
 
     def set_buffer(self, buf: int, addr: int) -> None:
         """Move buffer ``buf`` to ``addr`` for the next runs."""
@@ -274,6 +279,11 @@ class BoundPlan:
             self.args[pos] = addr + off
 
     def run(self) -> None:
+        if self._only:
+            failed = self._run_tasks(self._table_addr, self._only)
+            if failed:
+                self._fail(failed - 1)
+            return
         plan, batch = self.plan, self._batch
         if batch is None:
             for task in plan.tasks:
@@ -285,8 +295,12 @@ class BoundPlan:
                 continue
             failed = _launcher.run_tasks(self._table_addr + start * 24, stop - start)
             if failed:
-                task = plan.tasks[batch.kernel_index[start + failed - 1]]
-                raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
+                self._fail(start + failed - 1)
+
+    def _fail(self, row: int) -> None:
+        assert self._batch is not None
+        task = self.plan.tasks[self._batch.kernel_index[row]]
+        raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
 
 
 def _free_all(addresses: list[int]) -> None:

@@ -247,15 +247,13 @@ class JitFunction:
 
     # --- calling --------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not self._static_nums:  # the fast path: arrays only, seen before
+            entry = self._fast.get(_fast_key(args))
+            if entry is not None:
+                self._hits += 1
+                return entry.runner.call(args)[0] if entry.single else entry.run(args)
         if _tracing(args, kwargs):  # called from inside another trace: trace inline
             return self._fun(*args, **kwargs)
-        if not kwargs:
-            fast_key = _fast_key(args)
-            if fast_key is not None and not self._static_nums:
-                entry = self._fast.get(fast_key)
-                if entry is not None:
-                    self._hits += 1
-                    return entry.run(args)
         signature, sources = self._signature(args, kwargs)
         entry = self._entry(signature, args, kwargs)
         if not kwargs and not self._static_nums:
@@ -513,10 +511,10 @@ def _tracing(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 
 
 def _fast_key(args: tuple[Any, ...]) -> Any:
-    """For calls with only array arguments: the key is their dtypes and shapes."""
+    """For calls with only array arguments (any layout): their dtypes and shapes."""
     key = []
     for a in args:
-        if type(a) is not np.ndarray or not a.flags.c_contiguous:
+        if type(a) is not np.ndarray:
             return None
         key.append((a.dtype, a.shape))
     return tuple(key)

@@ -57,7 +57,7 @@ from typing import Any
 
 from ge.error import GeError, GeValueError
 
-__all__ = ["available", "launch", "run_tasks", "set_code_cache", "threads"]
+__all__ = ["available", "launch", "run_tasks", "run_tasks_function", "set_code_cache", "threads"]
 
 _SPIN_US = 50  # how long an idle thread spins before it sleeps in the kernel
 _ENV_THREADS = "GE_NUM_THREADS"
@@ -672,6 +672,19 @@ def launch(status_fn_address: int, block_dim: int, args_address: int) -> int:
     """
     pool = _pool or _require()
     return int(pool.launch(pool.address, status_fn_address, block_dim, args_address))
+
+
+def run_tasks_function() -> Callable[[int, int], int]:
+    """``run_tasks`` as a function bound to the pool, for callers that launch often."""
+    pool = _pool or _require()
+    launch_many, address = pool.run_tasks, pool.address
+
+    def run(table_address: int, count: int) -> int:
+        if _pool is not pool:  # forked since: this process has a pool of its own
+            return run_tasks(table_address, count)
+        return int(launch_many(address, table_address, count))
+
+    return run
 
 
 def run_tasks(table_address: int, count: int) -> int:

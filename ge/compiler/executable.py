@@ -479,7 +479,8 @@ class CompiledGraph:
             compiled = CompiledGraph(graph, input_offset=offset, optimize=False)
             compiled._keep = graph  # type: ignore[attr-defined]
             self._subgraphs[id(graph)] = compiled
-        return compiled.run_arrays(list(arrays))
+        # a branch may read fewer of the parent's inputs than another branch (its last ones)
+        return compiled.run_arrays(list(arrays)[: len(compiled.inputs)])
 
     # --- running --------------------------------------------------------------------------------
     def _values(

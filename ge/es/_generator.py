@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ge.error import GeTypeError, GeValueError
-from ge.es.tensor_holder import TensorHolder
+from ge.es.tensor_holder import TensorHolder, innermost
 from ge.es.tensor_like import TensorLike, is_tensor_like, to_const
 from ge.graph._attr import AttrValue
 from ge.graph.graph import Graph
@@ -176,13 +176,25 @@ def _resolve_builder(op: OpDef, values: dict[str, Any], plan: list[_Param]) -> A
             continue
         value = values[entry.name]
         items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, TensorHolder):
-                return item.get_owner_builder()
+        holders = [item for item in items if isinstance(item, TensorHolder)]
+        if holders:
+            return innermost(*holders, *_all_holders(values, plan)).get_owner_builder()
     raise GeValueError(
         f"{op.type}: Please ensure at least one input tensor or an explicit "
         f"owner_builder is provided, so the op knows which graph to join"
     )
+
+
+def _all_holders(values: dict[str, Any], plan: list[_Param]) -> list[TensorHolder]:
+    found: list[TensorHolder] = []
+    for entry in (e for e in plan if e.role == "input"):
+        value = values[entry.name]
+        found += [
+            v
+            for v in (value if isinstance(value, list) else [value])
+            if isinstance(v, TensorHolder)
+        ]
+    return found
 
 
 def _input_ports(
@@ -202,7 +214,10 @@ def _input_ports(
     def port(value: Any, name: str) -> Any:
         if isinstance(value, TensorHolder):
             if value.get_owner_builder() is not builder:
-                raise GeValueError(f"{op.type}: input '{name}' comes from another GraphBuilder")
+                captured = builder._capture(value)  # a value of an enclosing graph
+                if captured is None:
+                    raise GeValueError(f"{op.type}: input '{name}' comes from another GraphBuilder")
+                value = captured
             return (value._node, value._port)
         if accepts_like and is_tensor_like(value):
             spec = op.inputs[next(e.index for e in plan if e.name == name)]

@@ -93,10 +93,43 @@ class GraphBuilder:
         self._txn_depth = 0
         # set by a tracer (ge.jit): what is being traced, for errors about traced values
         self._trace_note: str | None = None
+        # a builder of a subgraph may use values of the builder it is nested in: each such
+        # value becomes an extra graph input (index _capture_at, _capture_at + 1, ...)
+        self._outer: GraphBuilder | None = None
+        self._capture_at = 0
+        self._captures: list[tuple[TensorHolder, TensorHolder]] = []  # (outer value, input)
 
     @property
     def name(self) -> str:
         return self._graph.name
+
+    def _encloses(self, other: GraphBuilder) -> bool:
+        """Whether ``other`` is nested (at any depth) in this builder."""
+        outer = other._outer
+        while outer is not None:
+            if outer is self:
+                return True
+            outer = outer._outer
+        return False
+
+    def _capture(self, value: TensorHolder) -> TensorHolder | None:
+        """``value`` of an enclosing builder as a value of this one (a graph input standing
+        for it, made on first use); ``None`` if ``value`` is not from an enclosing builder."""
+        if self._outer is None or not value._builder._encloses(self):
+            return None
+        for outer, inner in self._captures:
+            if outer is value:
+                return inner
+        reached = value if value._builder is self._outer else self._outer._capture(value)
+        assert reached is not None
+        inner = self.create_input(
+            self._capture_at + len(self._captures),
+            name=f"captured_{len(self._captures)}",
+            shape=list(value.shape),
+            data_type=value.data_type,
+        )
+        self._captures.append((reached, inner))
+        return inner
 
     def _check_live(self, what: str) -> None:
         if self._built and self._trace_note is not None:

@@ -120,6 +120,9 @@ class TensorHolder:
     def _operand(self, value: Any) -> TensorHolder:
         if isinstance(value, TensorHolder):
             if value._builder is not self._builder:
+                captured = self._builder._capture(value)  # a value of an enclosing graph
+                if captured is not None:
+                    return captured
                 for builder in (value._builder, self._builder):
                     builder._check_live("combine tensors")  # a leaked traced value says so
                 raise GeValueError(
@@ -132,6 +135,9 @@ class TensorHolder:
         return to_const(self._builder, value, like=self.data_type)
 
     def _op(self, op_type: str, *inputs: Any, attrs: dict[str, Any] | None = None) -> TensorHolder:
+        inner = innermost(self, *inputs)
+        if inner is not self:  # an operand lives in a nested graph: build there
+            return inner._op(op_type, *inputs, attrs=attrs)
         node = self._builder._add(op_type, [self._port_of(x) for x in inputs], attrs)
         return TensorHolder._make(self._builder, node, 0)
 
@@ -538,7 +544,18 @@ _UFUNCS: dict[str, Callable[..., Any]] = {
 
 
 def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:
-    return next((v for v in values if isinstance(v, TensorHolder)), self)
+    return innermost(self, *values)
+
+
+def innermost(first: TensorHolder, *values: Any) -> TensorHolder:
+    """Of the holders among ``first`` and ``values`` (lists included), one whose builder is
+    nested in all the others' (where the op must be built), as a holder of that builder."""
+    chosen = first
+    for value in values:
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, TensorHolder) and chosen._builder._encloses(item._builder):
+                chosen = item
+    return chosen
 
 
 def _reduction(method: str) -> Callable[..., TensorHolder]:

@@ -355,11 +355,6 @@ def test_cond_on_concrete_values_just_runs_python() -> None:
     assert calls == ["yes", "no", "yes"]
 
 
-@pytest.mark.xfail(
-    reason="ge gap: a cond branch that closes over a traced value of the enclosing trace raises "
-    "'Tensors from different builders cannot be combined' (jax.lax.cond allows closures)",
-    strict=True,
-)
 def test_cond_branch_closing_over_a_traced_value() -> None:
     @ge.jit
     def f(x):
@@ -454,3 +449,30 @@ def test_while_loop_on_concrete_values_just_runs_python() -> None:
         lambda s: s[0] <= 100, lambda s: (s[0] * 2.0, s[1] + 1), (np.float32(3.0), np.int32(0))
     )
     assert (value, count) == _double_until_over_100(np.float32(3.0))
+
+
+def test_while_loop_and_nested_cond_close_over_traced_values() -> None:
+    @ge.jit
+    def loop(x: Any, n: Any) -> Any:
+        step = x * 0.5
+
+        def body(state: Any) -> Any:
+            i, acc = state
+            return i + 1, acc + step  # step comes from the enclosing trace
+
+        return ge.jit.while_loop(lambda st: st[0] < n, body, (np.int32(0), x))[1]
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(loop(x, np.int32(4)), x + 4 * (x * 0.5))
+
+    @ge.jit
+    def nested(x: Any) -> Any:
+        y = x * 2.0
+
+        def inner(a: Any) -> Any:  # two levels down, y is captured through both
+            return ge.jit.cond(a.sum() > 100.0, lambda b: b + y, lambda b: b * y, a)
+
+        return ge.jit.cond(x.sum() > 0, inner, lambda a: a - y, x)
+
+    np.testing.assert_allclose(nested(x), x * (x * 2))
+    np.testing.assert_allclose(nested(-x), -x - (-x * 2))

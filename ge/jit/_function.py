@@ -292,10 +292,10 @@ class JitFunction:
         return CacheInfo(self._hits, self._misses, self._traces, len(self._cache))
 
     def clear_cache(self) -> None:
+        """Forget every trace (the next call traces again, and its log line says why)."""
         with self._lock:
             self._cache.clear()
             self._fast.clear()
-            self._last = None
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -497,6 +497,12 @@ class _BoundJit:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         return self._function.lower(self._obj, *args, **kwargs)
+
+    def cache_info(self) -> CacheInfo:
+        return self._function.cache_info()
+
+    def clear_cache(self) -> None:
+        self._function.clear_cache()
 
 
 def _tracing(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

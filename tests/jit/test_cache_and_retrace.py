@@ -454,3 +454,24 @@ def test_traced_graph_shows_itself_in_jupyter() -> None:
     assert isinstance(html, str) and "Exp" in html and "Add" in html
     svg = graph._repr_svg_()  # a drawing with Graphviz, None (the HTML listing) without
     assert svg is None or "<svg" in svg
+
+
+def test_a_retrace_after_clear_cache_says_so(jit_log: Callable[[], list[str]]) -> None:
+    @ge.jit
+    def f(x):
+        return x * 2.0
+
+    f(_f32(2))
+    f.clear_cache()
+    f(_f32(2))
+    assert jit_log() == [
+        f"ge.jit: retracing {where(f)}, trace 2: (same signature: the cache was cleared)"
+    ]
+
+
+def test_bound_methods_report_and_clear_their_cache() -> None:
+    two = Scaler(2.0)
+    two.apply(_f32(3))
+    assert two.apply.cache_info() == Scaler.apply.cache_info()
+    two.apply.clear_cache()
+    assert Scaler.apply.cache_info().entries == 0

@@ -26,7 +26,9 @@ written straight into the fresh arrays returned (no staging copies); small ones 
 through a reusable workspace. Decisions (ours): Python scalar arguments are constants of the
 trace (a new value retraces, and says so); buffer donation (``donate_argnums``) is not
 implemented yet and raises ``NotImplementedError``; a method's ``self`` (a first parameter
-named ``self`` or ``cls``) is static.
+named ``self`` or ``cls``) is static, keyed by identity *and* by its simple attributes
+(scalars, strings, tuples, arrays of up to 1024 elements), so ``self.scale = 5.0`` retraces
+instead of running the graph traced with the old value.
 """
 
 from __future__ import annotations

@@ -318,7 +318,7 @@ class JitFunction:
         for name, is_static, value in named:
             if is_static:
                 _check_hashable(self._name, name, value)
-                static.append((name, value))
+                static.append((name, _static_key(value)))
                 continue
             values, tree = flatten(value)
             trees.append((name, tree))
@@ -477,8 +477,20 @@ def _differences(old: _Signature, new: _Signature) -> list[str]:
     ]
     old_static = dict(old.static)
     for name, value in new.static:
-        if name not in old_static or old_static[name] != value:
-            causes.append(f"{name}: static {old_static.get(name)!r} -> {value!r}")
+        previous: Any = old_static.get(name)
+        if name in old_static and previous == value:
+            continue
+        same_object = (
+            isinstance(previous, _Identity)
+            and isinstance(value, _Identity)
+            and previous.value is value.value
+        )
+        if same_object:  # the same object, changed attributes
+            was, now = dict(previous.fingerprint), dict(value.fingerprint)
+            changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+            causes.append(f"{name}: attributes {', '.join(changed)} changed")
+            continue
+        causes.append(f"{name}: static {previous!r} -> {value!r}")
     return causes or ["(same signature: the cache was cleared)"]
 
 
@@ -535,6 +547,58 @@ def _parameters(fun: Callable[..., Any]) -> list[inspect.Parameter]:
 
 def _varargs(fun: Callable[..., Any]) -> bool:
     return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in _parameters(fun))
+
+
+_SMALL_ARRAY = 1024  # elements: attribute arrays up to this size are keyed by content
+
+
+def _static_key(value: Any) -> Any:
+    """A static value as the cache sees it. A plain object hashed by identity (a method's
+    ``self``, say) is also keyed by its simple attributes, so changing ``self.scale`` retraces
+    instead of running a graph with the old value baked in. Attributes that are scalars,
+    strings or tuples count by value, small arrays by content; large arrays by identity
+    (mutate one in place and the trace is stale: pass it as an argument instead)."""
+    hashing: Any = type(value).__hash__
+    if hashing is not object.__hash__ or not hasattr(value, "__dict__"):
+        return value
+    fingerprint = tuple(sorted((k, _attribute_key(v)) for k, v in vars(value).items()))
+    return _Identity(value, fingerprint)
+
+
+def _attribute_key(value: Any) -> Any:
+    if isinstance(value, float):
+        return _scalar_key(value)
+    if value is None or isinstance(value, (bool, int, complex, str, bytes)):
+        return (type(value).__name__, value)
+    if isinstance(value, tuple):
+        return tuple(_attribute_key(v) for v in value)
+    if isinstance(value, np.ndarray) and value.size <= _SMALL_ARRAY:
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    return ("id", id(value))
+
+
+class _Identity:
+    """An object keyed by identity plus a fingerprint of its attributes (holds the object,
+    as the cache key must, so its id is not reused while the entry lives)."""
+
+    __slots__ = ("fingerprint", "value")
+
+    def __init__(self, value: Any, fingerprint: Any) -> None:
+        self.value = value
+        self.fingerprint = fingerprint
+
+    def __hash__(self) -> int:
+        return hash((id(self.value), self.fingerprint))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Identity)
+            and other.value is self.value
+            and other.fingerprint == self.fingerprint
+        )
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 def _check_hashable(function: str, name: str, value: Any) -> None:

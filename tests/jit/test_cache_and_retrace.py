@@ -377,17 +377,23 @@ def test_methods_use_self_as_a_static_argument() -> None:
     assert "plan:" in two.apply.lower(x).as_text()
 
 
-@pytest.mark.xfail(
-    reason="ge footgun: self is static and keyed by identity, so after obj.scale changes the "
-    "cached graph (with the old scale baked in) runs again: a silent stale result",
-    strict=True,
-)
-def test_method_sees_a_changed_attribute() -> None:
+def test_method_sees_a_changed_attribute(jit_log: Callable[[], list[str]]) -> None:
+    class Affine:  # its own class: a fresh jit cache
+        def __init__(self, scale: float) -> None:
+            self.scale = scale
+
+        @ge.jit
+        def apply(self, x):
+            return x * self.scale + 1.0
+
     x = _f32(3)
-    s = Scaler(2.0)
+    s = Affine(2.0)
     s.apply(x)
     s.scale = 5.0
-    np.testing.assert_array_equal(s.apply(x), x * 5.0 + 1.0)
+    np.testing.assert_array_equal(s.apply(x), x * 5.0 + 1.0)  # retraced, not stale
+    assert jit_log()[-1].endswith("trace 2: self: attributes scale changed")
+    s.apply(x)
+    assert Affine.apply.cache_info() == (1, 2, 2, 2)
 
 
 # --- inspection -----------------------------------------------------------------------------------

@@ -8,6 +8,11 @@ input; every group value used outside (or returned by the graph) is an output. T
 turns the body into one kernel (``ge.compiler.kernels.elementwise``), so a chain such as
 ``x*y + x*0.5 - y*y`` reads ``x`` and ``y`` once and writes once.
 
+A reduction over its input's last axes whose only consumer is such an op can *head* the
+group (``_epilogue_head``): the group then becomes a ``FusedReduce`` node, whose kernel runs
+the elementwise ops on each row's result right after reducing it (``sum(x*x)/n + eps`` as
+one pass over ``x``'s rows, for the epilogue part).
+
 The decision is data, readable top to bottom: ``FUSIBLE`` says which nodes may be in a body,
 ``JOIN_RULES`` when two groups may become one. A merge that would make the graph cyclic (an
 outside node both fed by the group and feeding it) is refused. The pass is the pipeline step

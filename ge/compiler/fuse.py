@@ -10,8 +10,9 @@ turns the body into one kernel (``ge.compiler.kernels.elementwise``), so a chain
 
 A reduction over its input's last axes whose only consumer is such an op can *head* the
 group (``_epilogue_head``): the group then becomes a ``FusedReduce`` node, whose kernel runs
-the elementwise ops on each row's result right after reducing it (``sum(x*x)/n + eps`` as
-one pass over ``x``'s rows, for the epilogue part).
+the elementwise ops on each row's result right after reducing it, so
+``sqrt(x.sum(axis=-1) / n + eps) * y`` is one kernel. (Elementwise ops *before* a reduction,
+of the input's larger shape, are a group of their own.)
 
 The decision is data, readable top to bottom: ``FUSIBLE`` says which nodes may be in a body,
 ``JOIN_RULES`` when two groups may become one. A merge that would make the graph cyclic (an

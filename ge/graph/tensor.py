@@ -346,14 +346,7 @@ class Tensor:
     @classmethod
     def _from_parts(cls, desc: TensorDesc, raw: bytes) -> Tensor:
         """A host tensor holding ``raw`` under ``desc`` (used by the AIR reader)."""
-        t = cls.__new__(cls)
-        t._desc = desc._clone()
-        t._placement = Placement.PLACEMENT_HOST
-        t._device_addr = None
-        t._device_nbytes = 0
-        t._finalizer = None
-        t._bytes = np.frombuffer(raw, dtype=np.uint8).copy()
-        return t
+        return cls._adopt(desc, np.frombuffer(raw, dtype=np.uint8).copy())
 
     @classmethod
     def _adopt(cls, desc: TensorDesc, raw: np.ndarray) -> Tensor:

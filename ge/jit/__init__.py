@@ -23,12 +23,33 @@ graph. Results come back as numpy arrays in the structure the function returned.
 ``If``/``While`` for control flow on traced values (Python ``if``/``bool()``/``int()`` on one
 raises an error saying so). Large array arguments are read in place and large results are
 written straight into the fresh arrays returned (no staging copies); small ones are copied
-through a reusable workspace. Decisions (ours): Python scalar arguments are constants of the
-trace (a new value retraces, and says so); buffer donation (``donate_argnums``) is not
-implemented yet and raises ``NotImplementedError``; a method's ``self`` (a first parameter
-named ``self`` or ``cls``) is static, keyed by identity *and* by its simple attributes
-(scalars, strings, tuples, arrays of up to 1024 elements), so ``self.scale = 5.0`` retraces
-instead of running the graph traced with the old value.
+through a reusable workspace.
+
+**Compiling in the background.** A new trace whose kernels are all in the disk cache (from
+this process, an earlier run or another process) loads them in milliseconds and runs compiled
+at once. One that needs new kernels hands the graph to a worker process
+(``ge.compiler.background``) and runs on the reference interpreter (numpy) meanwhile; the
+first call after the worker is done loads the kernels and runs compiled from then on. So a
+first call never waits for Numba, and results are the same except for the last bits of
+approximated float32 math (``exp``, ``sin``..., within 1-2 ULP) and summation order.
+``ge.jit.wait_for_compiles()`` waits for the worker; ``GE_JIT_BACKGROUND=0`` (or a disabled
+disk cache, ``GE_KERNEL_CACHE=0``) compiles on the first call instead.
+
+**Buffer donation.** ``donate_argnums`` names positional arguments whose ``ge.graph.Tensor``
+leaves the call may consume: a result of the same dtype and shape is written over a donated
+device tensor's memory when the plan allows it (every read of the tensor comes before the
+result is written, or in the same elementwise kernel at the same element: yes for elementwise
+work, no for a matmul), and the returned array then owns that memory. Every donated tensor
+is unusable after the call, reused or not: any later use raises a ``GeError`` naming the
+call, so code never depends on whether the memory was reused. A call that fails donates
+nothing. numpy arrays cannot be invalidated, so a donated numpy array is passed as usual,
+with a one-time warning on the ``ge.jit`` logger.
+
+Decisions (ours): Python scalar arguments are constants of the trace (a new value retraces,
+and says so); a method's ``self`` (a first parameter named ``self`` or ``cls``) is static,
+keyed by identity *and* by its simple attributes (scalars, strings, tuples, arrays of up to
+1024 elements), so ``self.scale = 5.0`` retraces instead of running the graph traced with the
+old value; ``donate_argnums`` is positional only, and a donated argument cannot be static.
 """
 
 from __future__ import annotations
@@ -41,7 +62,16 @@ from typing import Any
 from ge.jit._control import cond, while_loop
 from ge.jit._function import CacheInfo, JitFunction, Lowered, logger
 
-__all__ = ["CacheInfo", "JitFunction", "Lowered", "cond", "jit", "logger", "while_loop"]
+__all__ = [
+    "CacheInfo",
+    "JitFunction",
+    "Lowered",
+    "cond",
+    "jit",
+    "logger",
+    "wait_for_compiles",
+    "while_loop",
+]
 
 
 def jit(
@@ -51,12 +81,22 @@ def jit(
     static_argnames: str | Sequence[str] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
 ) -> Any:
-    """``@ge.jit`` or ``@ge.jit(static_argnums=..., static_argnames=...)``."""
+    """``@ge.jit`` or ``@ge.jit(static_argnums=..., static_argnames=..., donate_argnums=...)``."""
 
     def wrap(f: Callable[..., Any]) -> JitFunction:
         return JitFunction(f, static_argnums, static_argnames, donate_argnums)
 
     return wrap if fun is None else wrap(fun)
+
+
+def wait_for_compiles(timeout: float | None = None) -> bool:
+    """Block until every kernel being compiled in the background is in the disk cache (each
+    function's next call then runs compiled); ``False`` if ``timeout`` seconds passed first.
+    Scripts that exit right after their first calls can call it so the next run starts warm.
+    """
+    from ge.compiler.background import compiler  # noqa: PLC0415
+
+    return compiler().wait(timeout)
 
 
 class _CallableModule(types.ModuleType):

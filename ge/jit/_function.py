@@ -9,6 +9,12 @@ the static values. A known key runs the compiled plan at once; a new one traces 
 a fresh ``GraphBuilder`` (array leaves become graph inputs, as ``TensorHolder``s), compiles the
 graph (shape-generic kernels: another batch size reuses them) and logs why it had to retrace.
 
+A new entry runs compiled at once when every kernel it needs is loaded or in the disk cache;
+otherwise a worker process compiles them (``ge.compiler.background``) while calls run on the
+reference interpreter, and the first call after the worker is done switches to the compiled
+plan (``_Entry.ready``). Donated tensors (``donate_argnums``) are given up by each call, and
+outputs are written over their memory where ``PlanRunner.aliasable`` says it is safe.
+
 Retraces are explained on the ``ge.jit`` logger, one line each: the function, its
 ``file:line``, the trace count and what changed against the previous trace
 (``x: float32[3, 4] -> float32[5, 4]``). The fifth trace, and every tenth after it, logs a
@@ -22,7 +28,9 @@ import functools
 import inspect
 import logging
 import math
+import os
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -102,53 +110,166 @@ def _scalar_key(value: Any) -> Any:
 
 
 class _Entry:
-    """One trace: its graph, compiled form and how outputs come back."""
+    """One trace: its graph, compiled form and how outputs come back.
 
-    def __init__(self, graph: Graph, out_tree: TreeDef, consts: dict[int, Any]) -> None:
-        from ge.compiler.executable import CompiledGraph  # noqa: PLC0415  (compiler is heavy)
+    With ``background`` set, a graph whose kernels are not all in the disk cache yet runs on
+    the reference interpreter while a worker process compiles them (``self.job``); the first
+    call after the job is done loads them and switches to the compiled plan for good."""
 
+    def __init__(
+        self, graph: Graph, out_tree: TreeDef, consts: dict[int, Any], *, background: bool
+    ) -> None:
         self.graph = graph
         self.out_tree = out_tree
         self.consts = consts  # output leaf index -> Python value returned as it is
-        self.compiled: CompiledGraph | None = None
+        self.compiled: Any = None
         self.runner: Any = None
         self.out_specs: list[tuple[np.dtype[Any], tuple[int, ...]]] = []
         self.single = False
-        if graph.get_direct_nodes() and self.n_graph_outputs():
-            self.compiled = CompiledGraph(graph)
-            shapes = [list(s.shape) for s in self.compiled.inputs]
-            plan = self.compiled.plan_for(shapes)
-            if plan is not None:
-                self.runner = self.compiled.runner(plan)
-                self.out_specs = [
-                    (plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs
-                ]
+        self.job: Any = None
+        self._switch = threading.Lock()
+        if not (graph.get_direct_nodes() and self.n_graph_outputs()):
+            return
+        if not (background and _compiles_in_background()):
+            self._build()
+            return
+        from ge.compiler.background import compiler  # noqa: PLC0415
+        from ge.compiler.kernels._codegen import KernelNotCached, cached_only  # noqa: PLC0415
+
+        try:
+            with cached_only():
+                self._build()
+        except KernelNotCached:
+            self.job = compiler().submit(graph)
+
+    def _build(self) -> None:
+        from ge.compiler.executable import CompiledGraph  # noqa: PLC0415  (compiler is heavy)
+
+        compiled = CompiledGraph(self.graph)
+        plan = compiled.plan_for([list(s.shape) for s in compiled.inputs])
+        runner, specs = None, []
+        if plan is not None:
+            runner = compiled.runner(plan)
+            specs = [(plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs]
+        self.compiled, self.runner, self.out_specs = compiled, runner, specs
         # one array out and nothing else: the result is the runner's output as it is
-        self.single = self.runner is not None and out_tree.kind == "leaf" and not consts
+        self.single = runner is not None and self.out_tree.kind == "leaf" and not self.consts
 
     def n_graph_outputs(self) -> int:
         from ge.ops.infer import graph_outputs  # noqa: PLC0415
 
         return len(graph_outputs(self.graph))
 
-    def run(self, arrays: Sequence[Any]) -> Any:
-        host = all(type(a) is np.ndarray for a in arrays)
-        if self.single and host:
-            return self.runner.call(arrays)[0]
-        if self.runner is not None and host:
-            outs = self.runner.call(arrays)
-        elif self.runner is not None:
-            sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
-            raw = self.runner.run(sources)
-            outs = [r.view(d).reshape(s) for r, (d, s) in zip(raw, self.out_specs, strict=True)]
-        elif self.compiled is not None:
-            outs = self.compiled.run_arrays([_host(a) for a in arrays])
+    def ready(self) -> bool:
+        """Whether the compiled plan runs (switching to it once the background job is done)."""
+        job = self.job
+        if job is None:
+            return True
+        if not job.done():
+            return False
+        with self._switch:
+            if self.job is not None:
+                self._build()  # loads what the worker stored (or compiles, if it failed)
+                self.job = None
+        return True
+
+    def run(self, arrays: Sequence[Any], donated: Sequence[Tensor] = (), to: str = "") -> Any:
+        """The call's results. ``donated`` tensors are given up to the call (``to`` names it):
+        outputs of their dtype and shape are written over their memory where the plan
+        allows, and every one of them is unusable afterwards."""
+        if self.job is not None and not self.ready():
+            outs = self._reference(arrays)
+        elif donated and self.runner is not None:
+            outs, donated = self._into_donated(arrays, donated, to), ()
         else:
-            outs = []
+            outs = self._compiled(arrays)
+        for tensor in donated:
+            release = tensor._donate(to)
+            if release is not None:
+                release()
         it = iter(outs)
         total = len(outs) + len(self.consts)
         leaves = [self.consts[i] if i in self.consts else next(it) for i in range(total)]
         return unflatten(self.out_tree, leaves)
+
+    def _compiled(self, arrays: Sequence[Any]) -> list[np.ndarray]:
+        host = all(type(a) is np.ndarray for a in arrays)
+        if self.runner is not None and host:
+            return list(self.runner.call(arrays))
+        if self.runner is not None:
+            sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
+            raw = self.runner.run(sources)
+            return [r.view(d).reshape(s) for r, (d, s) in zip(raw, self.out_specs, strict=True)]
+        if self.compiled is not None:
+            return list(self.compiled.run_arrays([_host(a) for a in arrays]))
+        return []
+
+    def _into_donated(
+        self, arrays: Sequence[Any], donated: Sequence[Tensor], to: str
+    ) -> list[np.ndarray]:
+        from ge.runtime.memory import device_view  # noqa: PLC0415
+
+        runner = self.runner
+        slots: dict[int, list[int]] = {}
+        for k, a in enumerate(arrays):
+            if isinstance(a, Tensor):
+                slots.setdefault(id(a), []).append(k)
+        spare = [t for t in donated if t._device_addr is not None and t._finalizer is not None]
+        targets: list[Any] = [None] * len(self.out_specs)
+        taker: dict[int, Tensor] = {}  # output -> the tensor whose memory it is written over
+        for j, (dtype, shape) in enumerate(self.out_specs):
+            for t in spare:
+                fits = numpy_dtype(t.data_type) == dtype and tuple(t.shape) == shape
+                if fits and all(runner.aliasable(k, j) for k in slots.get(id(t), ())):
+                    targets[j] = (t.addr, device_view(t.addr, t.nbytes))
+                    taker[j] = t
+                    spare.remove(t)
+                    break
+        sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
+        raw = runner.run(sources, targets)
+        releases = {id(t): t._donate(to) for t in donated}
+        outs = []
+        for j, (r, (dtype, shape)) in enumerate(zip(raw, self.out_specs, strict=True)):
+            out = r.view(dtype).reshape(shape)
+            if j in taker:
+                out = np.asarray(_Owned(out, releases.pop(id(taker[j]))))
+            outs.append(out)
+        for release in releases.values():
+            if release is not None:
+                release()
+        return outs
+
+    def _reference(self, arrays: Sequence[Any]) -> list[np.ndarray]:
+        from ge.ops.infer import graph_output_descs  # noqa: PLC0415
+        from ge.ops.interpreter import eval_graph  # noqa: PLC0415
+
+        results = eval_graph(self.graph, [_host(a) for a in arrays])
+        descs = graph_output_descs(self.graph)
+        return [
+            np.array(r, dtype=numpy_dtype(d.get_data_type()), copy=True)
+            for r, d in zip(results, descs, strict=True)
+        ]
+
+
+class _Owned:
+    """Device memory a result array was written into (a donated tensor's): arrays viewing it
+    keep this alive, and it frees the memory after the last of them."""
+
+    def __init__(self, view: np.ndarray, release: Callable[[], None] | None) -> None:
+        self.__array_interface__ = view.__array_interface__
+        self._view = view
+        if release is not None:
+            weakref.finalize(self, release)
+
+
+def _compiles_in_background() -> bool:
+    """``GE_JIT_BACKGROUND=0`` compiles on the caller's thread; so does a process without
+    a disk kernel cache (the worker hands kernels over through it)."""
+    if os.environ.get("GE_JIT_BACKGROUND", "1") == "0":
+        return False
+    from ge.compiler.kernels._disk_cache import cache_dir  # noqa: PLC0415
+
+    return cache_dir() is not None
 
 
 def _host(source: Any) -> np.ndarray:
@@ -216,16 +337,14 @@ class JitFunction:
         self._params = _parameters(fun)
         nums = _index_set(static_argnums, "static_argnums")
         names = _name_set(static_argnames, "static_argnames")
-        if _index_set(donate_argnums, "donate_argnums"):
-            raise NotImplementedError(
-                "ge.jit donate_argnums: buffer donation is not implemented yet"
-            )
+        donate = _index_set(donate_argnums, "donate_argnums")
         positional = [p.name for p in self._params]
-        for n in nums:
-            if positional and not -len(positional) <= n < len(positional) and not _varargs(fun):
-                raise GeValueError(
-                    f"static_argnums {n} is out of range for {self._name}({', '.join(positional)})"
-                )
+        for what, indexes in (("static_argnums", nums), ("donate_argnums", donate)):
+            for n in indexes:
+                if positional and not -len(positional) <= n < len(positional) and not _varargs(fun):
+                    raise GeValueError(
+                        f"{what} {n} is out of range for {self._name}({', '.join(positional)})"
+                    )
         self._static_nums = frozenset(
             n % len(positional) if positional and n < 0 else n for n in nums
         )
@@ -238,6 +357,15 @@ class JitFunction:
         if positional[:1] in (["self"], ["cls"]):  # a method: the instance is static
             self._static_nums |= {0}
             self._static_names |= {positional[0]}
+        self._donate = frozenset(n % len(positional) if positional and n < 0 else n for n in donate)
+        both = sorted(self._donate & self._static_nums)
+        if both:
+            raise GeValueError(
+                f"argument {both[0]} of {self._name} is both static and donated: static "
+                f"arguments are values of the trace, not buffers"
+            )
+        self._donee = f"{self._name} ({self._where})"
+        self._warned: set[str] = set()
         self._cache: dict[Any, _Entry] = {}
         self._fast: dict[Any, _Entry] = {}
         self._lock = threading.RLock()
@@ -260,10 +388,38 @@ class JitFunction:
             fast_key = _fast_key(args)
             if fast_key is not None:
                 self._fast[fast_key] = entry
+        if self._donate:
+            return entry.run(sources, self._donated(args), self._donee)
         return entry.run(sources)
 
+    def _donated(self, args: tuple[Any, ...]) -> list[Tensor]:
+        """The tensors of the donated arguments (each once). numpy arrays cannot be made
+        unusable, so they are not donated: a warning says so, once per argument."""
+        tensors: dict[int, Tensor] = {}
+        for i in sorted(self._donate):
+            if i >= len(args):
+                continue
+            values, tree = flatten(args[i])
+            for path, leaf in zip(paths(tree, self._arg_name(i)), values, strict=True):
+                if isinstance(leaf, Tensor):
+                    tensors[id(leaf)] = leaf
+                elif isinstance(leaf, np.ndarray) and path not in self._warned:
+                    self._warned.add(path)
+                    logger.warning(
+                        "ge.jit: %s donates %s, a numpy array; numpy arrays cannot be "
+                        "invalidated, so it is passed as usual. Donate a ge.graph.Tensor "
+                        "(on the device, to reuse its memory)",
+                        self._donee,
+                        path,
+                    )
+        return list(tensors.values())
+
     def _entry(
-        self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        signature: _Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        background: bool = True,
     ) -> _Entry:
         key = signature.key()
         entry = self._cache.get(key)
@@ -274,7 +430,7 @@ class JitFunction:
             entry = self._cache.get(key)
             if entry is None:
                 self._misses += 1
-                entry = self._cache[key] = self._compile(signature, args, kwargs)
+                entry = self._cache[key] = self._compile(signature, args, kwargs, background)
         return entry
 
     def trace(self, *args: Any, **kwargs: Any) -> Graph:
@@ -286,7 +442,11 @@ class JitFunction:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """The optimised graph and task plan this call runs (``.as_text()`` shows both)."""
         signature, _ = self._signature(args, kwargs)
-        return Lowered(self._entry(signature, args, kwargs))
+        entry = self._entry(signature, args, kwargs, background=False)
+        if entry.job is not None:  # being compiled in the background: wait for it
+            entry.job.wait()
+            entry.ready()
+        return Lowered(entry)
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self._hits, self._misses, self._traces, len(self._cache))
@@ -344,6 +504,7 @@ class JitFunction:
             array = np.asarray(value)
             return _Leaf(path, "array", array.dtype, ()), array
         if isinstance(value, Tensor):
+            value._check_not_donated()
             dtype = numpy_dtype(value.data_type)
             shape = tuple(value.shape)
             if value.placement == Placement.PLACEMENT_DEVICE:
@@ -365,11 +526,15 @@ class JitFunction:
 
     # --- tracing ----------------------------------------------------------------------------------
     def _compile(
-        self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        signature: _Signature,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        background: bool,
     ) -> _Entry:
         self._explain(signature)
         graph, out_tree, consts = self._trace(signature, args, kwargs)
-        return _Entry(graph, out_tree, consts)
+        return _Entry(graph, out_tree, consts, background=background)
 
     def _trace(
         self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -9,11 +9,13 @@ import needed then).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import threading
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -28,8 +30,10 @@ from ge.runtime.kernel import (
 )
 
 __all__ = [
+    "KernelNotCached",
     "built_kernel_count",
     "cached_load_seconds",
+    "cached_only",
     "compiled_kernel_count",
     "kernel_from_source",
 ]
@@ -39,6 +43,25 @@ _BUILT: list[str] = []
 _BINARIES: list[KernelBinary] = []
 _LOADS: list[float] = []  # seconds each disk-cache load took
 _LOCK = threading.Lock()
+_MODE = threading.local()  # .cached_only: refuse to compile on this thread
+
+
+class KernelNotCached(Exception):  # noqa: N818  (a signal, not an error: nothing went wrong)
+    """Raised under ``cached_only()`` by a kernel that would have to be compiled. Not a
+    ``GeError``, so no handler of real errors swallows it."""
+
+
+@contextlib.contextmanager
+def cached_only() -> Iterator[None]:
+    """Within this block (on this thread), a kernel that is neither loaded in this process
+    nor in the disk cache raises ``KernelNotCached`` instead of compiling: how ``ge.jit``
+    learns, in milliseconds, whether a graph can run compiled now."""
+    previous = getattr(_MODE, "cached_only", False)
+    _MODE.cached_only = True
+    try:
+        yield
+    finally:
+        _MODE.cached_only = previous
 
 
 def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
@@ -67,6 +90,8 @@ def _load_or_build(source: str, name: str, symbol: str) -> KernelFunction:
             return binary.get_function(symbol)
         except GeError:  # an entry that does not load is rebuilt, never used
             _disk_cache.discard(disk_key)
+    if getattr(_MODE, "cached_only", False):
+        raise KernelNotCached(f"kernel {symbol} is not in the disk cache")
     data = _compile(source, name, symbol)
     _disk_cache.store_entry(disk_key, data)
     binary = load_kernel_binary(data)

@@ -1,0 +1,204 @@
+"""Compile graphs' kernels in a worker process, into the disk kernel cache.
+
+Numba needs about a second for a process's first kernel (its own import and warm-up) and
+half a second for each one after. ``ge.jit`` keeps that off the caller's path: when a new
+trace needs kernels the disk cache lacks, it hands the graph to ``compiler()`` and runs the
+call on the reference interpreter meanwhile; once the job is done, the kernels load from the
+disk cache in milliseconds.
+
+The worker is one ``python -m ge.compiler.background`` process per parent process, started
+on the first job. Jobs (a graph as AIR bytes) go down its stdin, one at a time; it compiles
+each with ``CompiledGraph`` (which stores every kernel built in the disk cache) and answers
+``<job> ok`` or ``<job> error <message>`` on stdout, read by a daemon thread. It exits when
+the parent closes the pipe (the parent ended) or after ``_IDLE_SECONDS`` without work, and a
+later job starts a new one. A job whose worker died unanswered counts as failed: the caller
+then compiles in the foreground, as it would have without a worker.
+
+Decisions (ours): the worker compiles the plan of the graph's static input shapes only
+(``ge.jit`` traces have them); kernels that a graph compiles later, at run time (control
+flow subgraphs), compile where they run. Its stderr goes to ``os.devnull``; its errors come
+back as job failures.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import threading
+from typing import IO
+
+from ge.graph.graph import Graph
+
+__all__ = ["BackgroundCompiler", "Job", "compiler"]
+
+_IDLE_SECONDS = 60.0
+
+
+class Job:
+    """One graph being compiled by the worker."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.error: str | None = None
+        self._done = threading.Event()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def _finish(self, error: str | None) -> None:
+        self.error = error
+        self._done.set()
+
+
+class BackgroundCompiler:
+    """The parent's side: starts the worker, sends jobs, collects answers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._jobs: dict[int, Job] = {}
+        self._count = 0
+
+    def submit(self, graph: Graph) -> Job:
+        """Start compiling ``graph``'s kernels; the job is done once they are in the cache."""
+        from ge.graph._air import model_to_bytes  # noqa: PLC0415
+
+        return self._send(model_to_bytes(graph))
+
+    def _send(self, payload: bytes) -> Job:
+        with self._lock:
+            self._count += 1
+            job = self._jobs[self._count] = Job(self._count)
+            try:
+                stdin = self._worker_stdin()
+                stdin.write(f"{job.number} {len(payload)}\n".encode() + payload)
+                stdin.flush()
+            except OSError as error:
+                del self._jobs[job.number]
+                job._finish(f"could not reach the compile worker: {error}")
+        return job
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for every job sent so far; ``False`` if ``timeout`` passed first."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        return all(job.wait(timeout) for job in jobs)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._jobs)
+
+    def _worker_stdin(self) -> IO[bytes]:
+        process = self._process
+        if process is None or process.poll() is not None:
+            process = self._process = self._start()
+        assert process.stdin is not None
+        return process.stdin
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        import ge  # noqa: PLC0415
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(ge.__file__)))
+        path = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ge.compiler.background"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        threading.Thread(
+            target=self._collect, args=(process,), name="ge-compile-answers", daemon=True
+        ).start()
+        return process
+
+    def _collect(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            number, _, rest = line.decode(errors="replace").strip().partition(" ")
+            status, _, message = rest.partition(" ")
+            with self._lock:
+                job = self._jobs.pop(int(number), None) if number.isdigit() else None
+            if job is not None:
+                job._finish(None if status == "ok" else message or "the worker failed")
+        process.wait()
+        with self._lock:  # the worker is gone: what it had not answered failed
+            if self._process is not process:
+                return
+            orphans = list(self._jobs.values())
+            self._jobs.clear()
+        for job in orphans:
+            job._finish(f"the compile worker exited with status {process.returncode}")
+
+
+_COMPILER: BackgroundCompiler | None = None
+_OWNER = 0
+_GLOBAL_LOCK = threading.Lock()
+
+
+def compiler() -> BackgroundCompiler:
+    """This process's background compiler (a forked child gets its own)."""
+    global _COMPILER, _OWNER
+    with _GLOBAL_LOCK:
+        if _COMPILER is None or os.getpid() != _OWNER:
+            _COMPILER, _OWNER = BackgroundCompiler(), os.getpid()
+        return _COMPILER
+
+
+# --- the worker ----------------------------------------------------------------------------------
+def _compile_job(payload: bytes) -> None:
+    from ge.compiler.executable import CompiledGraph  # noqa: PLC0415
+    from ge.graph._air import model_from_bytes  # noqa: PLC0415
+
+    CompiledGraph(model_from_bytes(payload))
+
+
+def _read(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_header(fd: int) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        line += _read(fd, 1)  # headers are a dozen bytes: unbuffered, so select() sees the rest
+    return line
+
+
+def _serve(stdin: int, stdout: IO[bytes]) -> None:
+    while True:
+        ready, _, _ = select.select([stdin], [], [], _IDLE_SECONDS)
+        if not ready:
+            return
+        try:
+            number, size = _read_header(stdin).split()
+            payload = _read(stdin, int(size))
+        except EOFError:
+            return
+        try:
+            _compile_job(payload)
+            answer = f"{int(number)} ok"
+        except Exception as error:  # any failure is the job's answer
+            answer = f"{int(number)} error {type(error).__name__}: {error}".replace("\n", " ")
+        stdout.write(answer.encode() + b"\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve(sys.stdin.fileno(), sys.stdout.buffer)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ge.compiler.lower import ValueDependentShapeError, lower_graph
 from ge.compiler.pipeline import copy_graph, optimize_graph
-from ge.compiler.plan import BufferKind, HostTask, Plan
+from ge.compiler.plan import BufferKind, HostTask, KernelTask, Plan
 from ge.error import GeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph._printer import format_desc
@@ -193,6 +193,28 @@ class PlanRunner:
         self._blocks: list[Any] = []
         weakref.finalize(self, _free_blocks, self._blocks)
 
+    def aliasable(self, slot: int, output: int) -> bool:
+        """Whether output ``output`` may be written over input ``slot``'s memory (buffer
+        donation): every task reading the input runs before the first task writing the
+        output, or is that task and reads each element before writing it (elementwise)."""
+        src, dst = self.plan.inputs[slot], self.plan.outputs[output]
+        tasks = self.plan.tasks
+        reads = [t for t, task in enumerate(tasks) if src in _buffers_of(task)]
+        writes = [t for t, task in enumerate(tasks) if dst in _buffers_of(task)]
+        if not writes:
+            return False
+        if not reads:
+            return True
+        last_read, first_write = max(reads), min(writes)
+        if last_read < first_write:
+            return True
+        task = tasks[first_write]
+        return (
+            last_read == first_write
+            and isinstance(task, KernelTask)
+            and src in task.same_index_inputs
+        )
+
     def _acquire(self) -> _Workspace:
         try:
             return self._free.pop()
@@ -286,6 +308,10 @@ class PlanRunner:
 
 
 _DIRECT_BYTES = 1 << 16
+
+
+def _buffers_of(task: KernelTask | HostTask) -> set[int]:
+    return {int(b) for b in task.patch_buf} if isinstance(task, KernelTask) else set(task.buffers)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,9 @@ class KernelTask:
     patch_pos: np.ndarray
     patch_buf: np.ndarray
     patch_off: np.ndarray
+    # inputs each element of which is read before the same element of every output is
+    # written (elementwise kernels): an output may share memory with one of them
+    same_index_inputs: frozenset[int] = frozenset()
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         args = self.template.copy()

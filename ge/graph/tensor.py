@@ -21,6 +21,7 @@ Decisions where GE-PY is silent or undefined:
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from collections.abc import Callable
@@ -137,6 +138,7 @@ class Tensor:
         "_desc",
         "_device_addr",
         "_device_nbytes",
+        "_donated",
         "_finalizer",
         "_placement",
     )
@@ -166,6 +168,7 @@ class Tensor:
         self._device_addr: int | None = None
         self._device_nbytes = 0
         self._finalizer: weakref.finalize[Any, Tensor] | None = None
+        self._donated: str | None = None
         self._bytes: np.ndarray | None = self._initial_bytes(data, file_path, data_type, dims)
         if placement == Placement.PLACEMENT_DEVICE:
             self.to_device()
@@ -258,6 +261,7 @@ class Tensor:
     @property
     def addr(self) -> int:
         """Device address of the data (ours); only for ``PLACEMENT_DEVICE`` tensors."""
+        self._check_not_donated()
         if self._device_addr is None:
             raise GeValueError(
                 "Tensor is on the host and has no device address; call to_device() first"
@@ -273,6 +277,7 @@ class Tensor:
 
     # --- data ----------------------------------------------------------------------------------
     def _raw(self) -> np.ndarray | None:
+        self._check_not_donated()
         if self._device_addr is not None:
             out: np.ndarray = device_memory().view(self._device_addr, self.nbytes).copy()
             return out
@@ -312,6 +317,7 @@ class Tensor:
     # --- placement -----------------------------------------------------------------------------
     def to_device(self) -> Self:
         """Move the data into device memory. Only from the host (``ValueError`` otherwise)."""
+        self._check_not_donated()
         if self._placement != Placement.PLACEMENT_HOST:
             raise GeValueError("to_device: the Tensor is already on the device")
         raw = self._bytes if self._bytes is not None else np.zeros(0, np.uint8)
@@ -327,6 +333,7 @@ class Tensor:
 
     def to_host(self) -> Self:
         """Copy the data back to host memory and free the device copy (``ValueError`` on host)."""
+        self._check_not_donated()
         if self._placement != Placement.PLACEMENT_DEVICE:
             raise GeValueError("to_host: the Tensor is already on the host")
         self._bytes = self._raw()
@@ -337,6 +344,32 @@ class Tensor:
         self._device_nbytes = 0
         self._placement = Placement.PLACEMENT_HOST
         return self
+
+    # --- donation (ge.jit's donate_argnums) -------------------------------------------------------
+    def _donate(self, to: str) -> Callable[[], None] | None:
+        """Give the data up to ``to`` (a ``ge.jit`` call): every later use of this tensor
+        raises an error naming it. Returns the function that frees the device memory, which
+        the caller now owns (``None`` for host data, or memory ge does not own)."""
+        self._check_not_donated()
+        release: Callable[[], None] | None = None
+        if self._finalizer is not None:
+            detached = self._finalizer.detach()
+            if detached is not None:
+                _, func, args, kwargs = detached
+                release = functools.partial(func, *args, **kwargs)
+        self._finalizer = None
+        self._device_addr = None
+        self._device_nbytes = 0
+        self._bytes = None
+        self._donated = to
+        return release
+
+    def _check_not_donated(self) -> None:
+        if self._donated is not None:
+            raise GeError(
+                f"this Tensor was donated to {self._donated}: its memory now holds that "
+                f"call's results, so it cannot be used again; use the results instead"
+            )
 
     # --- helpers for the IR --------------------------------------------------------------------
     def _host_bytes(self) -> bytes:
@@ -357,6 +390,7 @@ class Tensor:
         t._device_addr = None
         t._device_nbytes = 0
         t._finalizer = None
+        t._donated = None
         t._bytes = raw
         return t
 
@@ -374,6 +408,7 @@ class Tensor:
         t._device_addr = addr
         t._device_nbytes = nbytes
         t._finalizer = weakref.finalize(t, release) if release is not None else None
+        t._donated = None
         return t
 
     def _clone(self) -> Tensor:
@@ -392,6 +427,8 @@ class Tensor:
         )
 
     def _preview(self) -> str:
+        if self._donated is not None:
+            return "<donated>"
         if self._bytes is None and self._device_addr is None:
             return "<empty>"
         try:

@@ -352,6 +352,7 @@ def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.
     """Each input as a device address, or its host bytes (to be staged)."""
     sources: list[int | np.ndarray] = []
     for i, (tensor, need) in enumerate(zip(tensors, nbytes, strict=True)):
+        tensor._check_not_donated()
         if tensor._device_addr is not None:
             sources.append(tensor._device_addr)
             continue

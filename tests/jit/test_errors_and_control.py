@@ -247,16 +247,6 @@ def test_nested_jit_functions_trace_inline() -> None:
     np.testing.assert_array_equal(f(_f32(1.0, 2.0)), _f32(3.0, 5.0))
 
 
-def test_donate_argnums_is_not_implemented() -> None:
-    def f(x):
-        return x
-
-    with pytest.raises(NotImplementedError, match="donate_argnums: buffer donation is not"):
-        ge.jit(f, donate_argnums=0)
-    with pytest.raises(NotImplementedError):
-        ge.jit(donate_argnums=(0,))(f)
-
-
 # --- ge.jit.cond ----------------------------------------------------------------------------------
 def test_cond_takes_either_branch_from_data() -> None:
     @ge.jit

@@ -453,7 +453,14 @@ def lower_program(
     if program.params:
         template.append(ctx.plan.device_constant(_param_block(program)))
     function = kernel_from_source(source)
-    return [kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)]
+    task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)
+    itemsize = ctx.spec(out_bufs[0]).dtype.itemsize
+    task.same_index_inputs = frozenset(  # each element is loaded before any store of it
+        buf
+        for buf, kind, spec in zip(in_bufs, kinds, in_specs, strict=True)
+        if kind == "full" and spec.dtype.itemsize == itemsize
+    )
+    return [task]
 
 
 # --- single ops ---------------------------------------------------------------------------------

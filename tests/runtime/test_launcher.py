@@ -503,3 +503,27 @@ def test_a_forked_child_gets_a_pool_of_its_own(status: dict[str, int]) -> None:
     out.fill(-1)
     assert launcher.launch(fn, 7, args.ctypes.data) == 0  # the parent's pool still works
     np.testing.assert_array_equal(out, np.arange(7) + 1)
+
+
+def test_workers_keep_off_the_callers_cpu(status: dict[str, int]) -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    if launcher.threads() < 2 or len(cpus) < 2:
+        pytest.skip("needs two threads and two CPUs")
+    counts = np.zeros(4, np.int64)
+    assert _launch(status["count"], 4, _args(counts.ctypes.data)) == 0
+    pool = launcher._pool
+    assert pool is not None
+    workers = [t for t in threading.enumerate() if t.name.startswith("ge-launch-")]
+
+    def placed() -> list[set[int]]:
+        return [os.sched_getaffinity(w.native_id) for w in workers if w.native_id]
+
+    assert pool._placed_for in cpus
+    assert all(len(a) == 1 and pool._placed_for not in a for a in placed())
+    for w in workers:  # as if the caller had moved onto the workers' CPUs
+        os.sched_setaffinity(w.native_id, set(cpus))
+    pool._placed_for = -2
+    assert _launch(status["count"], 4, _args(counts.ctypes.data)) == 0  # places them again
+    assert pool._placed_for in cpus
+    assert all(len(a) == 1 and pool._placed_for not in a for a in placed())
+    np.testing.assert_array_equal(counts, np.full(4, 2))

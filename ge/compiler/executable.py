@@ -46,7 +46,15 @@ from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
 from ge.runtime import memory
 
-__all__ = ["CompiledGraph", "InputSpec", "PlanRunner", "Target"]
+__all__ = [
+    "RESULT_BLOCKS",
+    "CompiledGraph",
+    "InputSpec",
+    "PlanRunner",
+    "ResultBlocks",
+    "Target",
+    "owning_array",
+]
 
 _MAX_VALUE_ELEMENTS = 1024  # tensors that decide shapes are small (shapes, axes, bounds)
 
@@ -273,41 +281,150 @@ class PlanRunner:
         memory on this device; host tasks, which check device ranges, keep the copies)."""
         ws = self._free.pop() if self._free else self._acquire()
         try:
-            if ws.moved:  # an earlier run() read or wrote elsewhere: home again
-                ws.home()
             if self._plain:  # everything through the workspace
+                if ws.moved:  # an earlier run() read or wrote elsewhere: home again
+                    ws.home()
                 for view, array in zip(ws.in_views, arrays):  # noqa: B905  (checked by callers)
                     view[...] = array
                 ws.bound.run()
                 return [view.copy() for view in ws.out_views]
-            bound, direct = ws.bound, self._direct
-            for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
-                if k in direct.inputs and array.flags.c_contiguous:
-                    ws.inputs[k] = array.ctypes.data
-                    bound.set_buffer(self.plan.inputs[k], ws.inputs[k])
-                else:
-                    view[...] = array
-            results: list[np.ndarray] = []
-            for j, view in enumerate(ws.out_views):
-                if j in direct.outputs:
-                    result = np.empty(view.shape, view.dtype)
-                    ws.current[j] = result.ctypes.data
-                    bound.set_buffer(self.plan.outputs[j], ws.current[j])
-                    results.append(result)
-            ws.moved = bool(direct.inputs or direct.outputs)
-            bound.run()
+            self._place_inputs(ws, arrays)
+            results = self._place_outputs(ws)
+            ws.moved = True  # inputs and outputs may be outside the workspace now
+            ws.bound.run()
             if len(results) == len(ws.out_views):
                 return results
             it = iter(results)
-            return [
-                next(it) if j in direct.outputs else view.copy()
-                for j, view in enumerate(ws.out_views)
-            ]
+            direct = self._direct.outputs
+            return [next(it) if j in direct else view.copy() for j, view in enumerate(ws.out_views)]
         finally:
             self._free.append(ws)
 
+    def _place_inputs(self, ws: _Workspace, arrays: Sequence[np.ndarray]) -> None:
+        """Large contiguous inputs are read where they are; the rest are staged at home."""
+        direct, bound, bufs = self._direct.inputs, ws.bound, self.plan.inputs
+        for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
+            if k in direct and array.flags.c_contiguous:
+                addr = array.ctypes.data
+            else:
+                view[...] = array
+                addr = ws.homes[k]
+            if ws.inputs[k] != addr:
+                ws.inputs[k] = addr
+                bound.set_buffer(bufs[k], addr)
+
+    def _place_outputs(self, ws: _Workspace) -> list[np.ndarray]:
+        """Large outputs go to pooled result blocks (returned); the rest to their homes."""
+        direct, bound, bufs = self._direct.outputs, ws.bound, self.plan.outputs
+        results: list[np.ndarray] = []
+        for j, view in enumerate(ws.out_views):
+            if j in direct:
+                result, addr = RESULT_BLOCKS.array(view)
+                results.append(result)
+            else:
+                addr = ws.outputs[j]
+            if ws.current[j] != addr:
+                ws.current[j] = addr
+                bound.set_buffer(bufs[j], addr)
+        return results
+
 
 _DIRECT_BYTES = 1 << 16
+_SPARE_PER_SIZE = 4
+_BYTE = np.dtype(np.uint8)
+
+
+class _Slot:
+    """One pooled block, with the array interface of each typed view of it asked for so far
+    (making an array from a ready interface is the cheap part of returning a result)."""
+
+    __slots__ = ("addr", "block", "interfaces", "nbytes", "raw")
+
+    def __init__(self, nbytes: int) -> None:
+        self.block = memory.malloc(nbytes)
+        self.addr = self.block.addr
+        self.nbytes = nbytes
+        self.raw = memory.device_view(self.addr, nbytes)
+        self.interfaces: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def interface(self, dtype: np.dtype[Any], shape: tuple[int, ...]) -> dict[str, Any]:
+        key = (dtype, shape)
+        found = self.interfaces.get(key)
+        if found is None:
+            found = self.interfaces[key] = self.raw.view(dtype).reshape(shape).__array_interface__
+        return found
+
+
+class ResultBlocks:
+    """Device blocks that large results are written to and returned in: no copy and, once an
+    earlier result is collected, no fresh pages to fault in (a fresh 4 MiB array costs more
+    in page faults than a fused kernel takes to fill it). A collected result's block goes
+    back on a free list for its size (a few per size; more go back to device memory)."""
+
+    def __init__(self) -> None:
+        self._spare: dict[int, list[_Slot]] = {}
+
+    def take(self, nbytes: int) -> _Slot:
+        spare = self._spare.get(nbytes)
+        if spare:
+            try:
+                return spare.pop()
+            except IndexError:  # another thread took the last one
+                pass
+        return _Slot(nbytes)
+
+    def give(self, slot: _Slot) -> None:
+        spare = self._spare.setdefault(slot.nbytes, [])
+        if len(spare) < _SPARE_PER_SIZE:
+            spare.append(slot)
+        else:
+            memory.free(slot.block)
+
+    def array(self, like: np.ndarray) -> tuple[np.ndarray, int]:
+        """A result array shaped and typed as ``like``, in a pooled block that goes back to
+        the pool once the array (and every view of it) is collected; and its address."""
+        return self._array(like.nbytes, like.dtype, like.shape)
+
+    def raw(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """``array`` for ``nbytes`` of uint8."""
+        return self._array(nbytes, _BYTE, (nbytes,))
+
+    def _array(
+        self, nbytes: int, dtype: np.dtype[Any], shape: tuple[int, ...]
+    ) -> tuple[np.ndarray, int]:
+        slot = self.take(nbytes)
+        return np.asarray(_SlotOwner(self, slot, slot.interface(dtype, shape))), slot.addr
+
+
+RESULT_BLOCKS = ResultBlocks()
+
+
+class _SlotOwner:
+    """The base of a pooled result array: gives the block back when the last view goes."""
+
+    __slots__ = ("__array_interface__", "pool", "slot")
+
+    def __init__(self, pool: ResultBlocks, slot: _Slot, interface: dict[str, Any]) -> None:
+        self.pool, self.slot, self.__array_interface__ = pool, slot, interface
+
+    def __del__(self) -> None:
+        self.pool.give(self.slot)
+
+
+class _BlockOwner:
+    """Memory that arrays view: kept alive while any of them is, then ``release()``d."""
+
+    def __init__(self, view: np.ndarray, release: Callable[[], None] | None) -> None:
+        self.__array_interface__ = view.__array_interface__
+        self._view = view
+        if release is not None:
+            weakref.finalize(self, release)
+
+
+def owning_array(view: np.ndarray, release: Callable[[], None] | None) -> np.ndarray:
+    """``view`` as an array that runs ``release`` once it and every array made from it are
+    collected (how results own the device memory they were written into)."""
+    return np.asarray(_BlockOwner(view, release))
 
 
 def _buffers_of(task: KernelTask | HostTask) -> set[int]:

@@ -65,6 +65,13 @@ class Shape(list[int]):
         return any(d in (self.UNKNOWN_DIM, self.UNKNOWN_DIM_NUM) for d in self)
 
 
+def _copy_shape(shape: Shape) -> Shape:
+    """A copy of a shape already checked (no per-dim validation: clones are frequent)."""
+    twin = Shape.__new__(Shape)
+    list.extend(twin, shape)
+    return twin
+
+
 def _check_enum(value: object, enum: type[DataType] | type[Format], message: str) -> None:
     if not isinstance(value, enum):
         raise GeTypeError(f"{message}, got {value!r}")
@@ -143,8 +150,8 @@ class TensorDesc:
 
     def _clone(self) -> TensorDesc:
         twin = TensorDesc.__new__(TensorDesc)
-        twin._shape = Shape(self._shape)
-        twin._origin_shape = None if self._origin_shape is None else Shape(self._origin_shape)
+        twin._shape = _copy_shape(self._shape)
+        twin._origin_shape = None if self._origin_shape is None else _copy_shape(self._origin_shape)
         twin._format = self._format
         twin._origin_format = self._origin_format
         twin._data_type = self._data_type

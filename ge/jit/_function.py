@@ -30,7 +30,6 @@ import logging
 import math
 import os
 import threading
-import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -207,6 +206,7 @@ class _Entry:
     def _into_donated(
         self, arrays: Sequence[Any], donated: Sequence[Tensor], to: str
     ) -> list[np.ndarray]:
+        from ge.compiler.executable import owning_array  # noqa: PLC0415
         from ge.runtime.memory import device_view  # noqa: PLC0415
 
         runner = self.runner
@@ -232,7 +232,7 @@ class _Entry:
         for j, (r, (dtype, shape)) in enumerate(zip(raw, self.out_specs, strict=True)):
             out = r.view(dtype).reshape(shape)
             if j in taker:
-                out = np.asarray(_Owned(out, releases.pop(id(taker[j]))))
+                out = owning_array(out, releases.pop(id(taker[j])))
             outs.append(out)
         for release in releases.values():
             if release is not None:
@@ -249,17 +249,6 @@ class _Entry:
             np.array(r, dtype=numpy_dtype(d.get_data_type()), copy=True)
             for r, d in zip(results, descs, strict=True)
         ]
-
-
-class _Owned:
-    """Device memory a result array was written into (a donated tensor's): arrays viewing it
-    keep this alive, and it frees the memory after the last of them."""
-
-    def __init__(self, view: np.ndarray, release: Callable[[], None] | None) -> None:
-        self.__array_interface__ = view.__array_interface__
-        self._view = view
-        if release is not None:
-            weakref.finalize(self, release)
 
 
 def _compiles_in_background() -> bool:

@@ -19,7 +19,6 @@ inputs when it is called, so they must be ready then.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -28,7 +27,7 @@ import numpy as np
 
 from ge._options import check_options
 from ge.allocator import Allocator, MemBlock
-from ge.compiler.executable import CompiledGraph, Target
+from ge.compiler.executable import RESULT_BLOCKS, CompiledGraph, Target
 from ge.compiler.pipeline import copy_graph
 from ge.compiler.plan import Plan
 from ge.error import GeError, GeTypeError, GeValueError
@@ -192,22 +191,11 @@ class Session:
                 return [Tensor.from_numpy(a) for a in arrays]
             runner = compiled.runner(plan)
             targets = [_target(n) for n in runner.output_nbytes]
-            try:
-                raw = runner.run(_sources(tensors, runner.input_nbytes), [t for t, _ in targets])
-            except BaseException:
-                for n, (_, item) in zip(runner.output_nbytes, targets, strict=True):
-                    if item is not None:
-                        _RESULT_BLOCKS.give(n, item)
-                raise
-            results = []
-            for desc, data, n, (_, item) in zip(
-                runner.output_descs, raw, runner.output_nbytes, targets, strict=True
-            ):
-                tensor = Tensor._adopt(desc, data)
-                if item is not None:  # the block is reused once the tensor is collected
-                    weakref.finalize(tensor, _RESULT_BLOCKS.give, n, item)
-                results.append(tensor)
-            return results
+            raw = runner.run(_sources(tensors, runner.input_nbytes), targets)
+            return [
+                Tensor._adopt(desc, data)
+                for desc, data in zip(runner.output_descs, raw, strict=True)
+            ]
         except GeError as e:
             raise GeError("RunGraph", str(e), graph_id=graph_id) from e
         except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:
@@ -308,44 +296,15 @@ def _desc_of(plan: Plan, buf: int) -> TensorDesc:
 
 
 _ADOPT_MIN_BYTES = 1 << 16
-_SPARE_PER_SIZE = 4
 
 
-class _ResultBlocks:
-    """Device blocks that large ``run_graph`` results are written to and returned in: no copy
-    and, once an earlier result is collected, no fresh pages. A collected result's block goes
-    back on a free list for its size (a few per size; more go back to device memory)."""
-
-    def __init__(self) -> None:
-        self._spare: dict[int, list[tuple[MemBlock, Target]]] = {}
-
-    def take(self, nbytes: int) -> tuple[MemBlock, Target]:
-        spare = self._spare.get(nbytes)
-        if spare:
-            try:
-                return spare.pop()
-            except IndexError:  # another thread took the last one
-                pass
-        block = memory.malloc(nbytes)
-        return block, (block.addr, memory.device_view(block.addr, nbytes))
-
-    def give(self, nbytes: int, item: tuple[MemBlock, Target]) -> None:
-        spare = self._spare.setdefault(nbytes, [])
-        if len(spare) < _SPARE_PER_SIZE:
-            spare.append(item)
-        else:
-            memory.free(item[0])
-
-
-_RESULT_BLOCKS = _ResultBlocks()
-
-
-def _target(nbytes: int) -> tuple[Target | None, tuple[MemBlock, Target] | None]:
-    """Where output bytes go: a result block for a large output, else the workspace."""
+def _target(nbytes: int) -> Target | None:
+    """Where output bytes go: a pooled result block for a large output (its array goes back
+    to the pool when the result tensor holding it is collected), else the workspace."""
     if nbytes < _ADOPT_MIN_BYTES:
-        return None, None
-    item = _RESULT_BLOCKS.take(nbytes)
-    return item[1], item
+        return None
+    array, addr = RESULT_BLOCKS.raw(nbytes)
+    return addr, array
 
 
 def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.ndarray]:

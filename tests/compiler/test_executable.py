@@ -567,3 +567,60 @@ def test_plan_runner_call_uses_large_arrays_in_place_and_returns_fresh_results()
     np.testing.assert_allclose(first[1], x @ y.reshape(n, 1), rtol=1e-4)
     (moved,) = runner.run([x.copy(), y.copy()])[:1]  # the staged path still works after
     np.testing.assert_array_equal(moved.view(np.float32).reshape(1, n), first[0])
+
+
+# --- pooled result blocks -------------------------------------------------------------------------
+def test_a_result_block_comes_back_when_the_last_view_goes() -> None:
+    from ge.compiler.executable import ResultBlocks
+
+    pool = ResultBlocks()
+    like = np.empty((4, 8), np.float32)
+    array, addr = pool.array(like)
+    assert array.shape == (4, 8) and array.dtype == np.float32
+    assert array.ctypes.data == addr and array.flags.writeable
+    view = array[1:]
+    del array
+    gc.collect()
+    assert not pool._spare.get(like.nbytes)  # the view still uses it
+    del view
+    gc.collect()
+    assert len(pool._spare[like.nbytes]) == 1
+    again, addr_again = pool.array(like)
+    assert addr_again == addr  # reused: no fresh pages
+    raw, _ = pool.raw(like.nbytes)
+    assert raw.dtype == np.uint8 and raw.shape == (like.nbytes,)
+    del again, raw
+
+
+def test_only_a_few_spare_blocks_are_kept_per_size() -> None:
+    from ge.compiler.executable import ResultBlocks
+
+    pool = ResultBlocks()
+    like = np.empty(1000, np.uint8)
+    gc.collect()
+    live = runtime.live_bytes()
+    arrays = [pool.array(like)[0] for _ in range(7)]
+    assert runtime.live_bytes() == live + 7 * 1000
+    del arrays
+    gc.collect()
+    assert len(pool._spare[1000]) == 4
+    assert runtime.live_bytes() == live + 4 * 1000
+
+
+def test_large_results_come_from_the_pool() -> None:
+    b = GraphBuilder("big")
+    x = b.create_input(0, shape=[1 << 15])
+    compiled = CompiledGraph(b.build_and_reset([x * 2.0 + 1.0]))
+    runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
+    data = np.arange(1 << 15, dtype=np.float32)
+    first = runner.call([data])[0]
+    np.testing.assert_array_equal(first, data * 2 + 1)
+    addr = first.ctypes.data
+    del first
+    gc.collect()
+    second = runner.call([data])[0]
+    assert second.ctypes.data == addr
+    np.testing.assert_array_equal(second, data * 2 + 1)
+    third = runner.call([data + 1])[0]  # while `second` lives, another block
+    assert third.ctypes.data != addr
+    np.testing.assert_array_equal(second, data * 2 + 1)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 from _hand import hand_chain, hand_expsin, hand_softmax
-from _timing import jax_or_none, median_seconds
+from _timing import interleaved_medians, jax_or_none
 
 import ge.es
 from ge.es import GraphBuilder
@@ -81,7 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller big case, fewer repeats")
     args = parser.parse_args()
-    repeat = 5 if args.quick else 15
+    repeat = 7 if args.quick else 31
     GeApi.ge_initialize({"ge.exec.deviceId": "0"})
     session = Session()
     jax = jax_or_none()
@@ -93,13 +93,18 @@ def main() -> None:
         session.add_graph(graph_id, graph)
         tensors = [Tensor.from_numpy(a).to_device() for a in inputs]
         session.run_graph(graph_id, tensors)  # compile
-        ge_t = median_seconds(lambda: session.run_graph(graph_id, tensors), repeat)
-        np_t = median_seconds(np_fn, repeat)
-        hand_t = median_seconds(hand_fn, repeat) if hand_fn else float("nan")
-        jax_t = float("nan")
+        fns = {"ge": lambda graph_id=graph_id, tensors=tensors: session.run_graph(graph_id,
+                                                                                  tensors),
+               "numpy": np_fn}
+        if hand_fn is not None:
+            fns["hand"] = hand_fn
         if jax is not None and jax_body is not None:
             fn = jax.jit(jax_body)  # type: ignore[attr-defined]
-            jax_t = median_seconds(lambda fn=fn: fn(*inputs).block_until_ready(), repeat)
+            fns["jax"] = lambda fn=fn, inputs=inputs: fn(*inputs).block_until_ready()
+        times = interleaved_medians(fns, repeat)
+        nan = float("nan")
+        ge_t, np_t = times["ge"], times["numpy"]
+        hand_t, jax_t = times.get("hand", nan), times.get("jax", nan)
         print(f"{label:26} {ge_t * 1e3:9.3f} {np_t * 1e3:9.3f} {hand_t * 1e3:9.3f} "
               f"{jax_t * 1e3:9.3f} {ge_t / np_t:9.2f} {ge_t / hand_t:9.2f}")
     GeApi.ge_finalize()

@@ -22,7 +22,7 @@ from typing import Any
 import numba
 import numpy as np
 from _hand import hand_chain, hand_expsin, hand_softmax
-from _timing import jax_or_none, median_seconds
+from _timing import interleaved_medians, jax_or_none
 
 import ge
 
@@ -78,36 +78,37 @@ def _cases(quick: bool) -> list[Case]:
 
 
 def _table(quick: bool) -> None:
-    repeat = 7 if quick else 25
+    repeat = 7 if quick else 31
     jax = jax_or_none()
-    print(
-        f"{'case':26} {'ge.jit':>9} {'numpy':>9} {'numba':>9} {'jax':>9} "
-        f"{'ge/numpy':>9} {'ge/numba':>9} {'ge/jax':>9}"
-    )
+    print(f"{'case':26} {'ge.jit':>9} {'numpy':>9} {'numba':>9} {'jax':>9} "
+          f"{'ge/numpy':>9} {'ge/numba':>9} {'ge/jax':>9}")
     for label, fn, args, hand in _cases(quick):
         scale = 1e6 if "(us)" in label else 1e3
         inner = 2000 if "(us)" in label else 1
         jitted = ge.jit(fn)
         jitted(*args)
+        ge.jit.wait_for_compiles()  # time the compiled plan, not the reference interpreter
 
-        def per_call(f: Callable[[], Any], inner: int = inner, scale: float = scale) -> float:
-            def loop() -> None:
+        def loop(f: Callable[[], Any], inner: int = inner) -> Callable[[], None]:
+            def run() -> None:
                 for _ in range(inner):
                     f()
 
-            return median_seconds(loop, repeat) / inner * scale
+            return run
 
-        ge_t = per_call(lambda jitted=jitted, args=args: jitted(*args))
-        np_t = per_call(lambda fn=fn, args=args: fn(*args))
-        hand_t = per_call(hand) if hand is not None else float("nan")
-        jax_t = float("nan")
+        fns = {"ge": loop(lambda jitted=jitted, args=args: jitted(*args)),
+               "numpy": loop(lambda fn=fn, args=args: fn(*args))}
+        if hand is not None:
+            fns["hand"] = loop(hand)
         if jax is not None:
             jfn = jax.jit(fn)  # type: ignore[attr-defined]
-            jax_t = per_call(lambda jfn=jfn, args=args: jfn(*args).block_until_ready())
-        print(
-            f"{label:26} {ge_t:9.3f} {np_t:9.3f} {hand_t:9.3f} {jax_t:9.3f} "
-            f"{ge_t / np_t:9.2f} {ge_t / hand_t:9.2f} {ge_t / jax_t:9.2f}"
-        )
+            fns["jax"] = loop(lambda jfn=jfn, args=args: jfn(*args).block_until_ready())
+        times = {k: v / inner * scale for k, v in interleaved_medians(fns, repeat).items()}
+        nan = float("nan")
+        ge_t, np_t = times["ge"], times["numpy"]
+        hand_t, jax_t = times.get("hand", nan), times.get("jax", nan)
+        print(f"{label:26} {ge_t:9.3f} {np_t:9.3f} {hand_t:9.3f} {jax_t:9.3f} "
+              f"{ge_t / np_t:9.2f} {ge_t / hand_t:9.2f} {ge_t / jax_t:9.2f}")
 
 
 _COLD = r"""

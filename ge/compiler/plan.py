@@ -273,7 +273,7 @@ class BoundPlan:
         # the common case, all kernels in one run: one native call with nothing to decide
         only = batch.segments[0] if len(batch.segments) == 1 else None
         self._only = only[1] - only[0] if only is not None and only[1] >= 0 else 0
-        self._run_tasks = _launcher.run_tasks_function()
+        self._run_tasks = _launcher.run_tasks_function(parallel=bool((self.table[:, 1] > 1).any()))
 
     def set_buffer(self, buf: int, addr: int) -> None:
         """Move buffer ``buf`` to ``addr`` for the next runs."""

@@ -722,10 +722,13 @@ def launch(status_fn_address: int, block_dim: int, args_address: int) -> int:
     return int(pool.launch(pool.address, status_fn_address, block_dim, args_address))
 
 
-def run_tasks_function() -> Callable[[int, int], int]:
-    """``run_tasks`` as a function bound to the pool, for callers that launch often."""
+def run_tasks_function(parallel: bool = True) -> Callable[[int, int], int]:
+    """``run_tasks`` as a function bound to the pool, for callers that launch often;
+    ``parallel=False`` promises every task has ``block_dim`` 1 (no worker takes part, so
+    where the workers sit is not checked)."""
     pool = _pool or _require()
-    launch_many, address, keep_apart = pool.run_tasks, pool.address, pool.keep_apart
+    launch_many, address = pool.run_tasks, pool.address
+    keep_apart = pool.keep_apart if parallel else _nothing
 
     def run(table_address: int, count: int) -> int:
         if _pool is not pool:  # forked since: this process has a pool of its own

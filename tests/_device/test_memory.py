@@ -272,3 +272,18 @@ def test_concurrent_malloc_free(shared: bool) -> None:
     assert not errors, errors
     assert mem.live_bytes() == start_bytes
     assert mem.live_count() == start_count
+
+
+def test_large_blocks_are_staggered_past_huge_page_boundaries(mem: DeviceMemory) -> None:
+    from ge._device.memory import _COLOURS, _HUGE_PAGE, _STAGGER
+
+    addrs = [mem.malloc(_HUGE_PAGE + 100) for _ in range(_COLOURS + 1)]
+    try:
+        offsets = [a % _HUGE_PAGE for a in addrs]
+        assert all(o % ALIGNMENT == 0 and o % _STAGGER == 0 for o in offsets)
+        assert len(set(offsets[:_COLOURS])) == _COLOURS  # each its own offset, then around
+        for a in addrs:
+            mem.view(a, _HUGE_PAGE + 100)[-1] = 1  # the whole block is usable
+    finally:
+        for a in addrs:
+            mem.free(a)

@@ -25,7 +25,7 @@ __all__ = ["ALIGNMENT", "DeviceMemory", "DeviceMemoryError", "device_memory"]
 
 ALIGNMENT = 64
 _HUGE_PAGE = 2 << 20
-_STAGGER = 4096 + ALIGNMENT  # large blocks start at colour * _STAGGER past a 2 MiB boundary
+_STAGGER = 4096  # large blocks start 64 + colour * _STAGGER bytes past a 2 MiB boundary
 _COLOURS = 16
 _POOL_LIMIT_BYTES = 256 << 20  # freed bytes kept for reuse before buffers go back to the OS
 
@@ -79,18 +79,19 @@ class DeviceMemory:
 
     def _new_buffer(self, capacity: int) -> np.ndarray:
         # Large blocks start just past a 2 MiB boundary, so transparent huge pages back nearly
-        # all of them, each at its own offset (``_STAGGER`` times a rotating colour): streams
-        # that start at the same offset in their pages contend for the same cache sets and
-        # prefetch restarts. Measured on the 16M-element chain (hand-written loop, same data,
-        # six interleaved rounds), three blocks at equal offsets were the slowest placement
-        # and blocks staggered by 4 KiB steps the fastest, by 4-7% (less than this VM's
-        # minute-to-minute swing, so only interleaved rounds show it).
+        # all of them, each 4 KiB further than the last (a rotating colour): blocks that all
+        # start on the boundary put a kernel's input and output streams at one offset in
+        # their huge pages, which was the slowest placement measured. On the 16M-element
+        # chain (a hand-written loop, the same data, five interleaved rounds each): all on
+        # the boundary 4.73 ms, ``64 + 4096 * k`` 5.41 vs ``4160 * k`` 5.63 in another run
+        # (numpy's own arrays, 16 bytes past a 4 KiB step, 5.14). This VM's bandwidth swings
+        # more than that from minute to minute; only interleaved rounds show the order.
         if capacity < _HUGE_PAGE:
             raw = np.empty(capacity + ALIGNMENT, dtype=np.uint8)
             offset = -raw.ctypes.data % ALIGNMENT
             return raw[offset : offset + capacity]
         self._colour = (self._colour + 1) % _COLOURS
-        stagger = self._colour * _STAGGER
+        stagger = ALIGNMENT + self._colour * _STAGGER
         raw = np.empty(capacity + _HUGE_PAGE + stagger, dtype=np.uint8)
         offset = -raw.ctypes.data % _HUGE_PAGE + stagger
         return raw[offset : offset + capacity]

@@ -22,7 +22,7 @@ def interleaved_medians(
     fns: dict[str, Callable[[], object]],
     repeat: int = 20,
     rounds: int = 5,
-    warmup: int = 2,
+    warmup: int = 5,
     settle: float = 0.05,
 ) -> dict[str, float]:
     """Median seconds of each function over ``repeat`` timed calls, taken in ``rounds``

@@ -45,6 +45,7 @@ from ge.ops.interpreter import _run as run_reference
 from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
 from ge.runtime import memory
+from ge.runtime.memory import data_address
 
 __all__ = [
     "RESULT_BLOCKS",
@@ -305,7 +306,7 @@ class PlanRunner:
         direct, bound, bufs = self._direct.inputs, ws.bound, self.plan.inputs
         for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
             if k in direct and array.flags.c_contiguous:
-                addr = array.ctypes.data
+                addr = data_address(array)
             else:
                 view[...] = array
                 addr = ws.homes[k]

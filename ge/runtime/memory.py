@@ -13,6 +13,7 @@ bad address raises instead of touching memory it should not.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ge.allocator import MemBlock
 from ge.error import GeTypeError, GeValueError
 
 __all__ = [
+    "data_address",
     "device_view",
     "free",
     "live_allocations",
@@ -66,6 +68,33 @@ def device_view(addr: int, nbytes: int) -> np.ndarray:
         return device_memory().view(_check_addr(addr), int(nbytes))
     except DeviceMemoryError as e:
         raise GeValueError(str(e)) from None
+
+
+_DATA_FIELD = object.__basicsize__  # numpy's PyArrayObject: PyObject_HEAD, then char *data
+_read_pointer = ctypes.c_void_p.from_address
+
+
+def _data_field_works() -> bool:
+    probe = np.arange(3)[1:]
+    return _read_pointer(id(probe) + _DATA_FIELD).value == probe.ctypes.data
+
+
+_FAST_ADDRESS = _data_field_works()  # False only under another numpy layout or Python
+
+
+def data_address(array: np.ndarray) -> int:
+    """The address of ``array``'s first element: ``array.ctypes.data`` in 0.15 µs instead of
+    1 µs (it reads numpy's ``PyArrayObject.data`` field, the one ``PyArray_DATA`` reads;
+    checked once against ``ctypes.data`` at import, which is used if they ever disagree).
+    For callers that hand large arrays to kernels on every call.
+
+    >>> a = np.zeros(4)
+    >>> data_address(a[1:]) == a.ctypes.data + 8
+    True
+    """
+    if _FAST_ADDRESS:
+        return int(_read_pointer(id(array) + _DATA_FIELD).value or 0)
+    return int(array.ctypes.data)
 
 
 def _host_bytes(array: Any, writable: bool) -> np.ndarray:

@@ -517,3 +517,22 @@ def test_memcpy_d2d_with_a_non_integer_size_is_a_type_error(
     with pytest.raises(TypeError):
         runtime.memcpy_d2d(dst.addr, src.addr, bad_nbytes)  # type: ignore[arg-type]
     assert runtime.device_view(dst.addr, 16).tolist() == [0] * 16
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(10, dtype=np.float32),
+        lambda: np.arange(10, dtype=np.float64)[3:],
+        lambda: np.ones((4, 6), np.int8)[:, ::2],
+        lambda: np.zeros(0, np.float32),
+        lambda: np.asarray(7.0),
+        lambda: np.frombuffer(bytes(16), np.uint8),  # read-only
+    ],
+)
+def test_data_address_is_ctypes_data(make: Callable[[], np.ndarray]) -> None:
+    from ge.runtime.memory import _FAST_ADDRESS, data_address
+
+    array = make()
+    assert _FAST_ADDRESS  # CPython with numpy's documented PyArrayObject layout
+    assert data_address(array) == array.ctypes.data

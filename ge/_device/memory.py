@@ -107,6 +107,34 @@ class DeviceMemory:
                 self._pool.setdefault(alloc.capacity, []).append(alloc.buffer)
                 self._pool_bytes += alloc.capacity
 
+    def lend(self, array: np.ndarray) -> int | None:
+        """Treat a C-contiguous host array's memory as a live allocation (owner ``"lent"``)
+        until ``end_loan``, so work that checks device ranges can read it where it is.
+        Returns its address; ``None`` (nothing registered) when the range overlaps live
+        device memory, where only a range wholly inside one allocation is usable as it is."""
+        raw = array.reshape(-1).view(np.uint8)
+        addr, nbytes = raw.ctypes.data, int(raw.size)
+        if nbytes == 0:
+            return None
+        with self._lock:
+            j = bisect.bisect_left(self._starts, addr + nbytes) - 1
+            if j >= 0:
+                near = self._live[self._starts[j]]
+                if near.addr + near.capacity > addr:
+                    return None
+            self._live[addr] = _Allocation(addr, nbytes, nbytes, "lent", raw)
+            bisect.insort(self._starts, addr)
+        return addr
+
+    def end_loan(self, addr: int) -> None:
+        """Forget a range registered by ``lend`` (its memory stays the lender's)."""
+        with self._lock:
+            alloc = self._live.get(addr)
+            if alloc is None or alloc.owner != "lent":
+                raise DeviceMemoryError(f"addr: {addr:#x} is not a lent range")
+            del self._live[addr]
+            del self._starts[bisect.bisect_left(self._starts, addr)]
+
     def _find(self, addr: int, nbytes: int) -> _Allocation | None:
         i = bisect.bisect_right(self._starts, addr) - 1
         if i < 0:

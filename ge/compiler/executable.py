@@ -197,7 +197,7 @@ class PlanRunner:
             for b in plan.outputs
         ]
         self._direct = _direct_slots(plan)
-        self._plain = not (self._direct.inputs or self._direct.outputs)
+        self._plain = not (self._direct.inputs or self._direct.outputs or self._direct.lent)
         self._free: list[_Workspace] = []
         self._blocks: list[Any] = []
         weakref.finalize(self, _free_blocks, self._blocks)
@@ -289,10 +289,15 @@ class PlanRunner:
                     view[...] = array
                 ws.bound.run()
                 return [view.copy() for view in ws.out_views]
-            self._place_inputs(ws, arrays)
-            results = self._place_outputs(ws)
-            ws.moved = True  # inputs and outputs may be outside the workspace now
-            ws.bound.run()
+            loans: list[int] = []
+            try:
+                self._place_inputs(ws, arrays, loans)
+                results = self._place_outputs(ws)
+                ws.moved = True  # inputs and outputs may be outside the workspace now
+                ws.bound.run()
+            finally:
+                for addr in loans:
+                    memory.end_loan(addr)
             if len(results) == len(ws.out_views):
                 return results
             it = iter(results)
@@ -301,13 +306,18 @@ class PlanRunner:
         finally:
             self._free.append(ws)
 
-    def _place_inputs(self, ws: _Workspace, arrays: Sequence[np.ndarray]) -> None:
-        """Large contiguous inputs are read where they are; the rest are staged at home."""
-        direct, bound, bufs = self._direct.inputs, ws.bound, self.plan.inputs
+    def _place_inputs(self, ws: _Workspace, arrays: Sequence[np.ndarray], loans: list[int]) -> None:
+        """Large contiguous inputs are read where they are; the rest are staged at home.
+        Adds the addresses lent to device memory to ``loans`` (to end after the run)."""
+        direct, bound, bufs = self._direct, ws.bound, self.plan.inputs
         for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
-            if k in direct and array.flags.c_contiguous:
-                addr = data_address(array)
-            else:
+            addr = None
+            if array.flags.c_contiguous:
+                if k in direct.inputs:
+                    addr = data_address(array)
+                elif k in direct.lent:
+                    addr = _lend(array, loans)
+            if addr is None:
                 view[...] = array
                 addr = ws.homes[k]
             if ws.inputs[k] != addr:
@@ -428,24 +438,40 @@ def owning_array(view: np.ndarray, release: Callable[[], None] | None) -> np.nda
     return np.asarray(_BlockOwner(view, release))
 
 
+def _lend(array: np.ndarray, loans: list[int]) -> int | None:
+    """The array's address, once device memory covers it (it may be device memory already);
+    ``None`` if it cannot be lent."""
+    addr = data_address(array)
+    if memory.contains(addr, array.nbytes):
+        return addr
+    lent = memory.lend(array)
+    if lent is not None:
+        loans.append(lent)
+    return lent
+
+
 def _buffers_of(task: KernelTask | HostTask) -> set[int]:
     return {int(b) for b in task.patch_buf} if isinstance(task, KernelTask) else set(task.buffers)
 
 
 @dataclass(frozen=True)
 class _Direct:
-    inputs: frozenset[int]
-    outputs: frozenset[int]
+    inputs: frozenset[int]  # read in place by kernels
+    outputs: frozenset[int]  # written in place by kernels
+    lent: frozenset[int]  # read in place, host tasks too: lent to device memory for the run
 
 
 def _direct_slots(plan: Plan) -> _Direct:
-    """Inputs and outputs large enough to use in place, that no host task touches."""
+    """Inputs and outputs large enough to use in place: those no host task touches as they
+    are, large inputs that host tasks read (a BLAS matmul's operands) by lending their memory
+    to the device for the run (host tasks check device ranges)."""
     host = {b for t in plan.tasks if isinstance(t, HostTask) for b in t.buffers}
     big = {b for b, spec in enumerate(plan.buffers) if spec.nbytes >= _DIRECT_BYTES}
     inputs = [k for k, b in enumerate(plan.inputs) if b in big and b not in host]
+    lent = [k for k, b in enumerate(plan.inputs) if b in big and b in host]
     outputs = [j for j, b in enumerate(plan.outputs) if b in big and b not in host]
     once = [j for j in outputs if plan.outputs.count(plan.outputs[j]) == 1]
-    return _Direct(frozenset(inputs), frozenset(once))
+    return _Direct(frozenset(inputs), frozenset(once), frozenset(lent))
 
 
 class _Workspace:

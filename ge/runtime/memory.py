@@ -23,9 +23,12 @@ from ge.allocator import MemBlock
 from ge.error import GeTypeError, GeValueError
 
 __all__ = [
+    "contains",
     "data_address",
     "device_view",
+    "end_loan",
     "free",
+    "lend",
     "live_allocations",
     "live_bytes",
     "malloc",
@@ -95,6 +98,26 @@ def data_address(array: np.ndarray) -> int:
     if _FAST_ADDRESS:
         return int(_read_pointer(id(array) + _DATA_FIELD).value or 0)
     return int(array.ctypes.data)
+
+
+def contains(addr: int, nbytes: int) -> bool:
+    """Whether ``[addr, addr + nbytes)`` lies inside one live allocation."""
+    return device_memory().contains(addr, nbytes)
+
+
+def lend(array: np.ndarray) -> int | None:
+    """Register a C-contiguous host array's memory as device memory until ``end_loan`` (so
+    range-checked device work can read it in place); its address, or ``None`` if its range
+    overlaps live device memory. The caller keeps the array alive for the loan."""
+    return device_memory().lend(array)
+
+
+def end_loan(addr: int) -> None:
+    """End a ``lend`` (the memory stays the array's)."""
+    try:
+        device_memory().end_loan(addr)
+    except DeviceMemoryError as e:
+        raise GeValueError(f"end_loan: {e}") from None
 
 
 def _host_bytes(array: Any, writable: bool) -> np.ndarray:

@@ -287,3 +287,28 @@ def test_large_blocks_are_staggered_past_huge_page_boundaries(mem: DeviceMemory)
     finally:
         for a in addrs:
             mem.free(a)
+
+
+def test_a_host_array_can_be_lent_for_a_while(mem: DeviceMemory) -> None:
+    host = np.arange(256, dtype=np.float32)
+    addr = mem.lend(host)
+    assert addr == host.ctypes.data
+    assert mem.contains(addr, host.nbytes)
+    np.testing.assert_array_equal(mem.view(addr + 4, 8).view(np.float32), host[1:3])
+    with pytest.raises(DeviceMemoryError, match="not the start of a live allocation"):
+        mem.free(addr + 4)
+    mem.end_loan(addr)
+    assert not mem.contains(addr, 4)
+    assert mem.live_count() == 0
+    with pytest.raises(DeviceMemoryError, match="not a lent range"):
+        mem.end_loan(addr)
+
+
+def test_device_memory_is_never_lent_again(mem: DeviceMemory) -> None:
+    addr = mem.malloc(1024)
+    inside = mem.view(addr, 1024)
+    assert mem.lend(inside[100:200]) is None  # already device memory: used as it is
+    assert mem.lend(np.zeros(0, np.uint8)) is None
+    with pytest.raises(DeviceMemoryError, match="not a lent range"):
+        mem.end_loan(addr)  # a real allocation is not ended as a loan
+    mem.free(addr)

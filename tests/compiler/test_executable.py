@@ -624,3 +624,26 @@ def test_large_results_come_from_the_pool() -> None:
     third = runner.call([data + 1])[0]  # while `second` lives, another block
     assert third.ctypes.data != addr
     np.testing.assert_array_equal(second, data * 2 + 1)
+
+
+def test_large_inputs_of_host_tasks_are_read_in_place() -> None:
+    b = GraphBuilder("mm")
+    x = b.create_input(0, shape=[256, 128])
+    w = b.create_input(1, shape=[128, 160])
+    compiled = CompiledGraph(b.build_and_reset([np.maximum(x @ w, 0.0)]))
+    runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
+    assert runner._direct.lent == {0, 1}  # the BLAS matmul (a host task) reads them
+    rng = np.random.default_rng(0)
+    xs, ws = (
+        rng.standard_normal((256, 128), np.float32),
+        rng.standard_normal((128, 160), np.float32),
+    )
+    runner.call([xs, ws])  # the workspace is made on the first call
+    gc.collect()
+    count = runtime.live_allocations()
+    out = runner.call([xs, ws])[0]
+    np.testing.assert_allclose(out, np.maximum(xs @ ws, 0), rtol=1e-5, atol=1e-5)
+    assert runtime.live_allocations() == count  # the result reuses a pooled block; loans ended
+    assert runner._free[0].inputs == [xs.ctypes.data, ws.ctypes.data]  # read where they are
+    again = runner.call([np.asfortranarray(xs), ws])[0]  # not C-contiguous: staged
+    np.testing.assert_allclose(again, out, rtol=1e-6)

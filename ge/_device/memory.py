@@ -27,6 +27,7 @@ ALIGNMENT = 64
 _HUGE_PAGE = 2 << 20
 _STAGGER = 4096  # large blocks start 64 + colour * _STAGGER bytes past a 2 MiB boundary
 _COLOURS = 16
+_LENT = "lent"  # the owner of ranges registered by DeviceMemory.lend
 _POOL_LIMIT_BYTES = 256 << 20  # freed bytes kept for reuse before buffers go back to the OS
 
 
@@ -41,6 +42,7 @@ class _Allocation:
     capacity: int  # bytes usable at addr (size rounded up to the alignment)
     owner: str
     buffer: np.ndarray  # keeps the memory alive
+    loans: int = 0  # for a lent range: the lends not yet ended
 
 
 def _round_up(size: int) -> int:
@@ -110,30 +112,39 @@ class DeviceMemory:
     def lend(self, array: np.ndarray) -> int | None:
         """Treat a C-contiguous host array's memory as a live allocation (owner ``"lent"``)
         until ``end_loan``, so work that checks device ranges can read it where it is.
-        Returns its address; ``None`` (nothing registered) when the range overlaps live
-        device memory, where only a range wholly inside one allocation is usable as it is."""
+        Returns the loan's handle (its start address); a range inside an earlier loan, as
+        when two threads lend one array, shares that loan, counted, so it lasts until both
+        end. ``None`` (nothing registered) when the range lies in or overlaps real device
+        memory."""
         raw = array.reshape(-1).view(np.uint8)
         addr, nbytes = raw.ctypes.data, int(raw.size)
         if nbytes == 0:
             return None
         with self._lock:
+            inside = self._find(addr, nbytes)
+            if inside is not None and inside.owner == _LENT:
+                inside.loans += 1
+                return inside.addr
             j = bisect.bisect_left(self._starts, addr + nbytes) - 1
             if j >= 0:
                 near = self._live[self._starts[j]]
                 if near.addr + near.capacity > addr:
                     return None
-            self._live[addr] = _Allocation(addr, nbytes, nbytes, "lent", raw)
+            self._live[addr] = _Allocation(addr, nbytes, nbytes, _LENT, raw, loans=1)
             bisect.insort(self._starts, addr)
         return addr
 
-    def end_loan(self, addr: int) -> None:
-        """Forget a range registered by ``lend`` (its memory stays the lender's)."""
+    def end_loan(self, handle: int) -> None:
+        """End one ``lend`` of the loan ``handle`` (the memory stays the lender's); the range
+        stops being device memory when its last loan ends."""
         with self._lock:
-            alloc = self._live.get(addr)
-            if alloc is None or alloc.owner != "lent":
-                raise DeviceMemoryError(f"addr: {addr:#x} is not a lent range")
-            del self._live[addr]
-            del self._starts[bisect.bisect_left(self._starts, addr)]
+            alloc = self._live.get(handle)
+            if alloc is None or alloc.owner != _LENT:
+                raise DeviceMemoryError(f"addr: {handle:#x} is not a lent range")
+            alloc.loans -= 1
+            if alloc.loans == 0:
+                del self._live[handle]
+                del self._starts[bisect.bisect_left(self._starts, handle)]
 
     def _find(self, addr: int, nbytes: int) -> _Allocation | None:
         i = bisect.bisect_right(self._starts, addr) - 1

@@ -349,9 +349,10 @@ class _Slot:
     """One pooled block, with the array interface of each typed view of it asked for so far
     (making an array from a ready interface is the cheap part of returning a result)."""
 
-    __slots__ = ("addr", "block", "interfaces", "nbytes", "raw")
+    __slots__ = ("addr", "block", "interfaces", "nbytes", "pool", "raw")
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, pool: ResultBlocks, nbytes: int) -> None:
+        self.pool = pool
         self.block = memory.malloc(nbytes)
         self.addr = self.block.addr
         self.nbytes = nbytes
@@ -364,6 +365,9 @@ class _Slot:
         if found is None:
             found = self.interfaces[key] = self.raw.view(dtype).reshape(shape).__array_interface__
         return found
+
+    def give_back(self) -> None:
+        self.pool.give(self)
 
 
 class ResultBlocks:
@@ -382,7 +386,7 @@ class ResultBlocks:
                 return spare.pop()
             except IndexError:  # another thread took the last one
                 pass
-        return _Slot(nbytes)
+        return _Slot(self, nbytes)
 
     def give(self, slot: _Slot) -> None:
         spare = self._spare.setdefault(slot.nbytes, [])
@@ -404,50 +408,46 @@ class ResultBlocks:
         self, nbytes: int, dtype: np.dtype[Any], shape: tuple[int, ...]
     ) -> tuple[np.ndarray, int]:
         slot = self.take(nbytes)
-        return np.asarray(_SlotOwner(self, slot, slot.interface(dtype, shape))), slot.addr
+        return np.asarray(_Owner(slot.interface(dtype, shape), slot.give_back)), slot.addr
 
 
 RESULT_BLOCKS = ResultBlocks()
 
 
-class _SlotOwner:
-    """The base of a pooled result array: gives the block back when the last view goes."""
+class _Owner:
+    """The base of a result array over device memory: keeps the memory alive while any view
+    of it lives, then runs ``release`` (a ``__del__``, cheaper than ``weakref.finalize`` on a
+    path taken every call)."""
 
-    __slots__ = ("__array_interface__", "pool", "slot")
+    __slots__ = ("__array_interface__", "_keep", "_release")
 
-    def __init__(self, pool: ResultBlocks, slot: _Slot, interface: dict[str, Any]) -> None:
-        self.pool, self.slot, self.__array_interface__ = pool, slot, interface
+    def __init__(
+        self, interface: dict[str, Any], release: Callable[[], None] | None, keep: Any = None
+    ) -> None:
+        self.__array_interface__ = interface
+        self._release = release
+        self._keep = keep
 
     def __del__(self) -> None:
-        self.pool.give(self.slot)
-
-
-class _BlockOwner:
-    """Memory that arrays view: kept alive while any of them is, then ``release()``d."""
-
-    def __init__(self, view: np.ndarray, release: Callable[[], None] | None) -> None:
-        self.__array_interface__ = view.__array_interface__
-        self._view = view
-        if release is not None:
-            weakref.finalize(self, release)
+        if self._release is not None:
+            self._release()
 
 
 def owning_array(view: np.ndarray, release: Callable[[], None] | None) -> np.ndarray:
     """``view`` as an array that runs ``release`` once it and every array made from it are
     collected (how results own the device memory they were written into)."""
-    return np.asarray(_BlockOwner(view, release))
+    return np.asarray(_Owner(view.__array_interface__, release, view))
 
 
 def _lend(array: np.ndarray, loans: list[int]) -> int | None:
-    """The array's address, once device memory covers it (it may be device memory already);
-    ``None`` if it cannot be lent."""
+    """The array's address once device memory covers it: lent for this run (the handle goes
+    on ``loans``), or already device memory (an earlier result, say); ``None`` if neither."""
     addr = data_address(array)
-    if memory.contains(addr, array.nbytes):
+    handle = memory.lend(array)
+    if handle is not None:
+        loans.append(handle)
         return addr
-    lent = memory.lend(array)
-    if lent is not None:
-        loans.append(lent)
-    return lent
+    return addr if memory.contains(addr, array.nbytes) else None
 
 
 def _buffers_of(task: KernelTask | HostTask) -> set[int]:

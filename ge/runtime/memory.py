@@ -107,15 +107,16 @@ def contains(addr: int, nbytes: int) -> bool:
 
 def lend(array: np.ndarray) -> int | None:
     """Register a C-contiguous host array's memory as device memory until ``end_loan`` (so
-    range-checked device work can read it in place); its address, or ``None`` if its range
-    overlaps live device memory. The caller keeps the array alive for the loan."""
+    range-checked device work can read it in place). Returns the loan's handle; a range
+    inside an earlier loan shares it (counted). ``None`` if the range lies in or overlaps
+    real device memory. The caller keeps the array alive for the loan."""
     return device_memory().lend(array)
 
 
-def end_loan(addr: int) -> None:
-    """End a ``lend`` (the memory stays the array's)."""
+def end_loan(handle: int) -> None:
+    """End one ``lend`` (the memory stays the array's)."""
     try:
-        device_memory().end_loan(addr)
+        device_memory().end_loan(handle)
     except DeviceMemoryError as e:
         raise GeValueError(f"end_loan: {e}") from None
 

@@ -312,3 +312,15 @@ def test_device_memory_is_never_lent_again(mem: DeviceMemory) -> None:
     with pytest.raises(DeviceMemoryError, match="not a lent range"):
         mem.end_loan(addr)  # a real allocation is not ended as a loan
     mem.free(addr)
+
+
+def test_a_range_lent_twice_stays_until_both_loans_end(mem: DeviceMemory) -> None:
+    host = np.arange(64, dtype=np.float64)
+    first = mem.lend(host)
+    second = mem.lend(host[8:16])  # inside the first loan: the same loan, counted
+    assert first == second == host.ctypes.data
+    mem.end_loan(first)
+    assert mem.contains(host.ctypes.data + 64, 64)  # the other lender still reads it
+    mem.end_loan(second)
+    assert not mem.contains(host.ctypes.data, 8)
+    assert mem.live_count() == 0

@@ -6,6 +6,7 @@ naming the input; multi-output nodes and outputs that are inputs, constants or r
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -647,3 +648,34 @@ def test_large_inputs_of_host_tasks_are_read_in_place() -> None:
     assert runner._free[0].inputs == [xs.ctypes.data, ws.ctypes.data]  # read where they are
     again = runner.call([np.asfortranarray(xs), ws])[0]  # not C-contiguous: staged
     np.testing.assert_allclose(again, out, rtol=1e-6)
+
+
+def test_threads_lending_one_array_do_not_end_each_others_loans() -> None:
+    b = GraphBuilder("mm2")
+    x = b.create_input(0, shape=[128, 128])
+    compiled = CompiledGraph(b.build_and_reset([x @ x]))
+    runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
+    assert runner._direct.lent == {0}
+    data = np.random.default_rng(1).standard_normal((128, 128), np.float32)
+    expected = data @ data
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(30):
+                np.testing.assert_allclose(runner.call([data])[0], expected, rtol=1e-4, atol=1e-4)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: between one's lend and another's end
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]
+    assert not runtime.memory.contains(data.ctypes.data, data.nbytes)  # every loan ended

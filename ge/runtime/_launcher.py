@@ -727,16 +727,20 @@ def run_tasks_function(parallel: bool = True) -> Callable[[int, int], int]:
     ``parallel=False`` promises every task has ``block_dim`` 1 (no worker takes part, so
     where the workers sit is not checked)."""
     pool = _pool or _require()
-    launch_many, address = pool.run_tasks, pool.address
-    keep_apart = pool.keep_apart if parallel else _nothing
+    launch_many, address, keep_apart = pool.run_tasks, pool.address, pool.keep_apart
 
-    def run(table_address: int, count: int) -> int:
+    def run_parallel(table_address: int, count: int) -> int:
         if _pool is not pool:  # forked since: this process has a pool of its own
             return run_tasks(table_address, count)
         keep_apart()
-        return int(launch_many(address, table_address, count))
+        return launch_many(address, table_address, count)  # type: ignore[no-any-return]
 
-    return run
+    def run_serial(table_address: int, count: int) -> int:
+        if _pool is not pool:
+            return run_tasks(table_address, count)
+        return launch_many(address, table_address, count)  # type: ignore[no-any-return]
+
+    return run_parallel if parallel else run_serial
 
 
 def run_tasks(table_address: int, count: int) -> int:

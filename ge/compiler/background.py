@@ -27,7 +27,8 @@ import select
 import subprocess
 import sys
 import threading
-from typing import IO
+import time
+from typing import IO, Any
 
 from ge.graph.graph import Graph
 
@@ -42,6 +43,7 @@ class Job:
     def __init__(self, number: int) -> None:
         self.number = number
         self.error: str | None = None
+        self.worker: Any = None  # the process it was sent to
         self._done = threading.Event()
 
     def done(self) -> bool:
@@ -79,30 +81,35 @@ class BackgroundCompiler:
             self._count += 1
             job = self._jobs[self._count] = Job(self._count)
             try:
-                stdin = self._worker_stdin()
-                stdin.write(f"{job.number} {len(payload)}\n".encode() + payload)
-                stdin.flush()
+                job.worker = self._worker()
+                assert job.worker.stdin is not None
+                job.worker.stdin.write(f"{job.number} {len(payload)}\n".encode() + payload)
+                job.worker.stdin.flush()
             except OSError as error:
                 del self._jobs[job.number]
                 job._finish(f"could not reach the compile worker: {error}")
         return job
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for every job sent so far; ``False`` if ``timeout`` passed first."""
+        """Wait for every job sent so far; ``False`` if ``timeout`` seconds passed first."""
         with self._lock:
             jobs = list(self._jobs.values())
-        return all(job.wait(timeout) for job in jobs)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in jobs:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not job.wait(left):
+                return False
+        return True
 
     def pending(self) -> int:
         with self._lock:
             return len(self._jobs)
 
-    def _worker_stdin(self) -> IO[bytes]:
+    def _worker(self) -> subprocess.Popen[bytes]:
         process = self._process
         if process is None or process.poll() is not None:
             process = self._process = self._start()
-        assert process.stdin is not None
-        return process.stdin
+        return process
 
     def _start(self) -> subprocess.Popen[bytes]:
         import ge  # noqa: PLC0415
@@ -133,10 +140,9 @@ class BackgroundCompiler:
                 job._finish(None if status == "ok" else message or "the worker failed")
         process.wait()
         with self._lock:  # the worker is gone: what it had not answered failed
-            if self._process is not process:
-                return
-            orphans = list(self._jobs.values())
-            self._jobs.clear()
+            orphans = [job for job in self._jobs.values() if job.worker is process]
+            for job in orphans:
+                del self._jobs[job.number]
         for job in orphans:
             job._finish(f"the compile worker exited with status {process.returncode}")
 

@@ -114,3 +114,20 @@ def test_compiler_is_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     assert background.compiler() is first
     monkeypatch.setattr(background, "_OWNER", -1)  # as a forked child sees it
     assert background.compiler() is not first
+
+
+def test_jobs_of_a_replaced_worker_still_fail_when_it_dies(
+    worker: background.BackgroundCompiler, cache: Path
+) -> None:
+    first = worker.submit(_graph(48))
+    old = worker._process
+    assert old is not None
+    worker._process = None  # as if it had looked dead: the next job starts another worker
+    second = worker.submit(_graph(48))
+    assert worker._process is not old
+    os.kill(old.pid, signal.SIGKILL)
+    assert first.wait(TIMEOUT), "a job of the dead worker was never answered"
+    if first.failed:
+        assert "exited" in (first.error or "")
+    assert second.wait(TIMEOUT) and not second.failed, second.error
+    assert worker.wait(TIMEOUT)

@@ -141,6 +141,7 @@ class Tensor:
         "_donated",
         "_finalizer",
         "_placement",
+        "_release",
     )
 
     def __init__(
@@ -169,6 +170,7 @@ class Tensor:
         self._device_nbytes = 0
         self._finalizer: weakref.finalize[Any, Tensor] | None = None
         self._donated: str | None = None
+        self._release: Callable[[], None] | None = None
         self._bytes: np.ndarray | None = self._initial_bytes(data, file_path, data_type, dims)
         if placement == Placement.PLACEMENT_DEVICE:
             self.to_device()
@@ -382,8 +384,12 @@ class Tensor:
         return cls._adopt(desc, np.frombuffer(raw, dtype=np.uint8).copy())
 
     @classmethod
-    def _adopt(cls, desc: TensorDesc, raw: np.ndarray) -> Tensor:
-        """A host tensor that takes ``raw`` (uint8, owned by nobody else) without copying."""
+    def _adopt(
+        cls, desc: TensorDesc, raw: np.ndarray, release: Callable[[], None] | None = None
+    ) -> Tensor:
+        """A host tensor that takes ``raw`` (uint8, owned by nobody else) without copying;
+        ``release()`` runs when the tensor is collected (a pooled block going back: the
+        tensor never hands ``raw`` itself out, only copies)."""
         t = cls.__new__(cls)
         t._desc = desc._clone()
         t._placement = Placement.PLACEMENT_HOST
@@ -391,8 +397,14 @@ class Tensor:
         t._device_nbytes = 0
         t._finalizer = None
         t._donated = None
+        t._release = release
         t._bytes = raw
         return t
+
+    def __del__(self) -> None:
+        release = getattr(self, "_release", None)  # unset if __init__ raised early
+        if release is not None:
+            release()
 
     @classmethod
     def _on_device(
@@ -409,6 +421,7 @@ class Tensor:
         t._device_nbytes = nbytes
         t._finalizer = weakref.finalize(t, release) if release is not None else None
         t._donated = None
+        t._release = None
         return t
 
     def _clone(self) -> Tensor:

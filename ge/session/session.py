@@ -190,11 +190,17 @@ class Session:
                 arrays = compiled.run_arrays([t.numpy() for t in tensors])
                 return [Tensor.from_numpy(a) for a in arrays]
             runner = compiled.runner(plan)
-            targets = [_target(n) for n in runner.output_nbytes]
-            raw = runner.run(_sources(tensors, runner.input_nbytes), targets)
+            places = [_target(n) for n in runner.output_nbytes]
+            try:
+                raw = runner.run(_sources(tensors, runner.input_nbytes), [t for t, _ in places])
+            except BaseException:
+                for _, slot in places:
+                    if slot is not None:
+                        slot.give_back()
+                raise
             return [
-                Tensor._adopt(desc, data)
-                for desc, data in zip(runner.output_descs, raw, strict=True)
+                Tensor._adopt(desc, data, None if slot is None else slot.give_back)
+                for desc, data, (_, slot) in zip(runner.output_descs, raw, places, strict=True)
             ]
         except GeError as e:
             raise GeError("RunGraph", str(e), graph_id=graph_id) from e
@@ -298,13 +304,13 @@ def _desc_of(plan: Plan, buf: int) -> TensorDesc:
 _ADOPT_MIN_BYTES = 1 << 16
 
 
-def _target(nbytes: int) -> Target | None:
-    """Where output bytes go: a pooled result block for a large output (its array goes back
-    to the pool when the result tensor holding it is collected), else the workspace."""
+def _target(nbytes: int) -> tuple[Target | None, Any]:
+    """Where output bytes go: a pooled result block for a large output (the result tensor
+    gives it back when collected), else the workspace."""
     if nbytes < _ADOPT_MIN_BYTES:
-        return None
-    array, addr = RESULT_BLOCKS.raw(nbytes)
-    return addr, array
+        return None, None
+    slot = RESULT_BLOCKS.take(nbytes)
+    return (slot.addr, slot.raw), slot
 
 
 def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.ndarray]:

@@ -105,7 +105,8 @@ def test_wait_times_out_while_a_job_runs(worker: background.BackgroundCompiler) 
     b = GraphBuilder("slow")
     x = b.create_input(0, shape=[8])
     job = worker.submit(b.build_and_reset([np.tanh(x) * np.exp(x) - np.sin(x)]))
-    assert worker.wait(0.0) is job.done()
+    returned = worker.wait(0.0)
+    assert returned is False or job.done()  # True only if it had finished (done stays done)
     assert worker.wait(TIMEOUT)
 
 

@@ -25,7 +25,7 @@ __all__ = ["ALIGNMENT", "DeviceMemory", "DeviceMemoryError", "device_memory"]
 
 ALIGNMENT = 64
 _HUGE_PAGE = 2 << 20
-_STAGGER = 4096  # large blocks start 64 + colour * _STAGGER bytes past a 2 MiB boundary
+_STAGGER = 81 * 4096  # large blocks start 64 + colour * _STAGGER % 2 MiB past a boundary
 _COLOURS = 16
 _LENT = "lent"  # the owner of ranges registered by DeviceMemory.lend
 _POOL_LIMIT_BYTES = 256 << 20  # freed bytes kept for reuse before buffers go back to the OS
@@ -80,20 +80,21 @@ class DeviceMemory:
         return addr
 
     def _new_buffer(self, capacity: int) -> np.ndarray:
-        # Large blocks start just past a 2 MiB boundary, so transparent huge pages back nearly
-        # all of them, each 4 KiB further than the last (a rotating colour): blocks that all
-        # start on the boundary put a kernel's input and output streams at one offset in
-        # their huge pages, which was the slowest placement measured. On the 16M-element
-        # chain (a hand-written loop, the same data, five interleaved rounds each): all on
-        # the boundary 4.73 ms, ``64 + 4096 * k`` 5.41 vs ``4160 * k`` 5.63 in another run
-        # (numpy's own arrays, 16 bytes past a 4 KiB step, 5.14). This VM's bandwidth swings
-        # more than that from minute to minute; only interleaved rounds show the order.
+        # Large blocks start past a 2 MiB boundary (so transparent huge pages back nearly all
+        # of them), each at its own offset in its huge page: 64 bytes plus a rotating colour
+        # times 324 KiB, modulo 2 MiB. Blocks that all start on the boundary put a kernel's
+        # input and output streams at one offset in their huge pages, the slowest placement
+        # measured. On the 16M-element chain (our kernel on three device blocks, three runs
+        # of five interleaved rounds each): 4 KiB steps 5.75 ms, 324 KiB steps 5.66 ms,
+        # 1.23 MiB steps 5.67 ms (a hand-written loop on the same blocks: 5.48, 5.30, 5.32).
+        # This VM's bandwidth swings more than that from minute to minute; only interleaved
+        # rounds show the order.
         if capacity < _HUGE_PAGE:
             raw = np.empty(capacity + ALIGNMENT, dtype=np.uint8)
             offset = -raw.ctypes.data % ALIGNMENT
             return raw[offset : offset + capacity]
         self._colour = (self._colour + 1) % _COLOURS
-        stagger = ALIGNMENT + self._colour * _STAGGER
+        stagger = ALIGNMENT + (self._colour * _STAGGER) % _HUGE_PAGE
         raw = np.empty(capacity + _HUGE_PAGE + stagger, dtype=np.uint8)
         offset = -raw.ctypes.data % _HUGE_PAGE + stagger
         return raw[offset : offset + capacity]

@@ -342,7 +342,6 @@ class PlanRunner:
 
 _DIRECT_BYTES = 1 << 16
 _SPARE_PER_SIZE = 4
-_BYTE = np.dtype(np.uint8)
 
 
 class _Slot:
@@ -398,17 +397,9 @@ class ResultBlocks:
     def array(self, like: np.ndarray) -> tuple[np.ndarray, int]:
         """A result array shaped and typed as ``like``, in a pooled block that goes back to
         the pool once the array (and every view of it) is collected; and its address."""
-        return self._array(like.nbytes, like.dtype, like.shape)
-
-    def raw(self, nbytes: int) -> tuple[np.ndarray, int]:
-        """``array`` for ``nbytes`` of uint8."""
-        return self._array(nbytes, _BYTE, (nbytes,))
-
-    def _array(
-        self, nbytes: int, dtype: np.dtype[Any], shape: tuple[int, ...]
-    ) -> tuple[np.ndarray, int]:
-        slot = self.take(nbytes)
-        return np.asarray(_Owner(slot.interface(dtype, shape), slot.give_back)), slot.addr
+        slot = self.take(like.nbytes)
+        interface = slot.interface(like.dtype, like.shape)
+        return np.asarray(_Owner(interface, slot.give_back)), slot.addr
 
 
 RESULT_BLOCKS = ResultBlocks()

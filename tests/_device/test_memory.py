@@ -281,6 +281,8 @@ def test_large_blocks_are_staggered_past_huge_page_boundaries(mem: DeviceMemory)
     try:
         offsets = [a % _HUGE_PAGE for a in addrs]
         assert all(o % ALIGNMENT == 0 and (o - ALIGNMENT) % 4096 == 0 for o in offsets)
+        colours = {ALIGNMENT + (c * _STAGGER) % _HUGE_PAGE for c in range(_COLOURS)}
+        assert set(offsets) <= colours
         assert len(set(offsets[:_COLOURS])) == _COLOURS  # each its own offset, then around
         for a in addrs:
             mem.view(a, _HUGE_PAGE + 100)[-1] = 1  # the whole block is usable

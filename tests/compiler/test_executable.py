@@ -588,7 +588,7 @@ def test_a_result_block_comes_back_when_the_last_view_goes() -> None:
     assert len(pool._spare[like.nbytes]) == 1
     again, addr_again = pool.array(like)
     assert addr_again == addr  # reused: no fresh pages
-    raw, _ = pool.raw(like.nbytes)
+    raw, _ = pool.array(np.empty(like.nbytes, np.uint8))  # another view type of a size
     assert raw.dtype == np.uint8 and raw.shape == (like.nbytes,)
     del again, raw
 

@@ -25,7 +25,8 @@ def kernel(block_idx, block_dim, args):
 
 
 def _unique_source() -> tuple[str, float]:
-    factor = float(uuid.uuid4().int % 1000 + 1)
+    factor = float(uuid.uuid4().int % 10**9 + 1)  # 1 in 1000 collided now and then (a kernel
+    # already built in this process is not rebuilt), failing the rebuild counts
     return _SOURCE.format(factor=factor), factor
 
 

@@ -8,6 +8,8 @@ numpy cannot) raise ``GeTypeError`` naming the type.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from dataclasses import dataclass
 from functools import cache
 
@@ -169,11 +171,31 @@ def numpy_dtype(data_type: DataType) -> np.dtype[np.generic]:
 
 
 @cache
-def _numpy_to_data_type() -> dict[np.dtype[np.generic], DataType]:
+def _numpy_to_data_type(exotic: bool) -> dict[np.dtype[np.generic], DataType]:
+    """numpy dtype -> DataType for the plain types, and with ``exotic`` also ml_dtypes' ones.
+
+    The two are apart because importing ml_dtypes costs 50-500 ms (0.7 loads a large
+    extension): a float32 graph must not pay for it, and a bfloat16 dtype object cannot exist
+    before ml_dtypes is imported anyway.
+    """
     table: dict[np.dtype[np.generic], DataType] = {}
     for dt in _CANONICAL:
-        table.setdefault(numpy_dtype(dt), dt)
+        if exotic or not (dtype_info(dt).numpy or "").startswith("ml_dtypes."):
+            table.setdefault(numpy_dtype(dt), dt)
     return table
+
+
+def _as_numpy_dtype(dtype: object) -> np.dtype[np.generic]:
+    try:
+        return np.dtype(dtype)  # type: ignore[call-overload, no-any-return]
+    except TypeError:
+        pass
+    if "ml_dtypes" not in sys.modules:  # "bfloat16" names a dtype once ml_dtypes registers it
+        import ml_dtypes  # noqa: F401, PLC0415
+
+        with contextlib.suppress(TypeError):
+            return np.dtype(dtype)  # type: ignore[call-overload, no-any-return]
+    raise GeTypeError(f"dtype: expected a numpy dtype, got {dtype!r}") from None
 
 
 def data_type_from_numpy(dtype: object) -> DataType:
@@ -182,12 +204,13 @@ def data_type_from_numpy(dtype: object) -> DataType:
     >>> data_type_from_numpy("int64")
     <DataType.DT_INT64: 9>
     """
-    try:
-        np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
-    except TypeError:
-        raise GeTypeError(f"dtype: expected a numpy dtype, got {dtype!r}") from None
-    if np_dtype.name.startswith(("float8", "bfloat16")) or np_dtype.kind in "biufc":
-        found = _numpy_to_data_type().get(np_dtype)
+    np_dtype = _as_numpy_dtype(dtype)
+    if np_dtype.kind in "biufc":
+        found = _numpy_to_data_type(exotic=False).get(np_dtype)
+        if found is not None:
+            return found
+    if np_dtype.name.startswith(("float8", "bfloat16")):
+        found = _numpy_to_data_type(exotic=True).get(np_dtype)
         if found is not None:
             return found
     raise GeTypeError(f"dtype: numpy dtype {np_dtype} has no GE DataType")

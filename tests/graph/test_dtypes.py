@@ -5,6 +5,9 @@ The tables are transcribed from GE_REFERENCE.md §1.1 and §1.2, not read from o
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -300,3 +303,22 @@ def test_format_from_string_ignores_sub_format_suffix() -> None:
 @pytest.mark.parametrize("text", ["", "nchw", "FORMAT_NCHW", "FRACTAL_NZ_C0_2", "NOPE"])
 def test_format_from_unknown_string(text: str) -> None:
     assert format_from_string(text) is None
+
+
+def test_plain_dtypes_do_not_import_ml_dtypes() -> None:
+    # ml_dtypes 0.7 takes ~0.5 s to import; a float32 jit call must not pay for it, while
+    # naming an exotic dtype by string still works in a fresh process.
+    code = """
+import sys
+import numpy as np
+import ge
+from ge.graph._dtypes import data_type_from_numpy
+double = ge.jit(lambda x: x * 2)
+assert double(np.ones(3, np.float32)).tolist() == [2.0, 2.0, 2.0]
+print("ml_dtypes" in sys.modules)
+print(data_type_from_numpy("bfloat16").name, "ml_dtypes" in sys.modules)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.split("\n")[:2] == ["False", "DT_BF16 True"]

@@ -8,7 +8,9 @@ Run: python benchmarks/kernels_vs_numpy.py [--quick]
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from _hand import hand_chain, hand_expsin, hand_softmax
@@ -28,8 +30,10 @@ def _graph(name: str, shapes: list[list[int]], body: Callable[..., object]) -> G
 
 
 def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[], object],
-                                      Callable[[], object] | None, Callable[..., object]]]:
+                                      Callable[[], object] | None, Callable[..., Any]]]:
     rng = np.random.default_rng(0)
+    jax = jax_or_none()
+    jax_softmax = jax.nn.softmax if jax is not None else None  # type: ignore[attr-defined]
     n1, n16 = 1 << 20, (1 << 22 if quick else 1 << 24)
     cases = []
     for label, n in (("chain 1M f32", n1), (f"chain {n16 >> 20}M f32", n16)):
@@ -38,14 +42,15 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
         cases.append((label, _graph("chain", [[n], [n]], lambda a, b: a * b + a * 0.5 - b * b),
                       [x, y], lambda x=x, y=y: x * y + x * np.float32(0.5) - y * y,
                       lambda x=x, y=y, out=out: hand_chain(x, y, out),
-                      lambda a, b: a * b + a * 0.5 - b * b))
+                      lambda a, b, xp: a * b + a * 0.5 - b * b))
     x, y = rng.standard_normal(n1, np.float32), rng.standard_normal(n1, np.float32)
     out = np.empty_like(x)
     cases.append(("exp/sin chain 1M f32",
                   _graph("expsin", [[n1], [n1]],
                          lambda a, b: np.exp(a) * b + np.sin(a) * 0.5 - b * b),
                   [x, y], lambda: np.exp(x) * y + np.sin(x) * np.float32(0.5) - y * y,
-                  lambda: hand_expsin(x, y, out), None))
+                  lambda: hand_expsin(x, y, out),
+                  lambda a, b, xp: xp.exp(a) * b + xp.sin(a) * 0.5 - b * b))
     s = rng.standard_normal((1024, 1024), np.float32)
     sout = np.empty_like(s)
 
@@ -54,7 +59,8 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
         return e / e.sum(-1, keepdims=True)
 
     cases.append(("softmax 1024x1024 f32", _graph("softmax", [[1024, 1024]], ge.es.SoftmaxV2),
-                  [s], np_softmax, lambda: hand_softmax(s, sout), None))
+                  [s], np_softmax, lambda: hand_softmax(s, sout),
+                  lambda a, xp: jax_softmax(a, axis=-1)))
     w = [rng.standard_normal(shape, np.float32) * np.float32(0.05)
          for shape in ((784, 256), (256, 256), (256, 10))]
     xb = rng.standard_normal((1024, 784), np.float32)
@@ -67,13 +73,13 @@ def _cases(quick: bool) -> list[tuple[str, Graph, list[np.ndarray], Callable[[],
         h = ge.es.Relu(h @ w[1] + bias[1])
         return h @ w[2] + bias[2]
 
-    def np_mlp() -> np.ndarray:
-        h = np.maximum(xb @ w[0] + bias[0], 0)
-        h = np.maximum(h @ w[1] + bias[1], 0)
+    def xp_mlp(a: Any, xp: Any = np) -> Any:
+        h = xp.maximum(a @ w[0] + bias[0], 0)
+        h = xp.maximum(h @ w[1] + bias[1], 0)
         return h @ w[2] + bias[2]
 
-    cases.append(("MLP 784-256-256-10 b1024", _graph("mlp", [[1024, 784]], mlp), [xb], np_mlp,
-                  None, None))
+    cases.append(("MLP 784-256-256-10 b1024", _graph("mlp", [[1024, 784]], mlp), [xb],
+                  lambda: xp_mlp(xb), None, xp_mlp))
     return cases
 
 
@@ -99,8 +105,9 @@ def main() -> None:
         if hand_fn is not None:
             fns["hand"] = hand_fn
         if jax is not None and jax_body is not None:
-            fn = jax.jit(jax_body)  # type: ignore[attr-defined]
-            fns["jax"] = lambda fn=fn, inputs=inputs: fn(*inputs).block_until_ready()
+            fn = jax.jit(functools.partial(jax_body, xp=jax.numpy))  # type: ignore[attr-defined]
+            jinputs = jax.device_put(inputs)  # type: ignore[attr-defined]  # as ge's are
+            fns["jax"] = lambda fn=fn, jinputs=jinputs: fn(*jinputs).block_until_ready()
         times = interleaved_medians(fns, repeat)
         nan = float("nan")
         ge_t, np_t = times["ge"], times["numpy"]

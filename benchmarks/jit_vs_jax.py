@@ -182,10 +182,11 @@ def _cold() -> None:
                     json.loads(out.stdout.strip().splitlines()[-1]),
                 )
             )
+    jax_first = _jax_cold(env)
     print(
         f"\n{'cold first call of the chain':34} {'first ms':>9} {'compiled ms':>12} "
         f"{'switch ms':>10} {'built':>6} {'new size ms':>12} {'new-size kernels':>17} "
-        f"{'import ge ms':>13}"
+        f"{'import ms':>13}"
     )
     for label, r in runs:
         print(
@@ -193,13 +194,45 @@ def _cold() -> None:
             f"{r['built']:6d} {r['new_size_ms']:12.2f} {r['new_size_kernels']:17d} "
             f"{r['import_ms']:13.1f}"
         )
+    if jax_first is not None:
+        first, import_ms = jax_first
+        print(f"{'jax.jit, fresh process':34} {first:9.1f} {first:12.1f} {'':10} {'':6} {'':12} "
+              f"{'':17} {import_ms:13.1f}")
+
+
+_JAX_COLD = r"""
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+import jax
+t1 = time.perf_counter()
+chain = jax.jit(lambda x, y: x * y + x * 0.5 - y * y)
+x = np.ones(1 << 20, np.float32)
+t2 = time.perf_counter()
+chain(x, x).block_until_ready()
+t3 = time.perf_counter()
+print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_ms": (t3 - t2) * 1e3}))
+"""
+
+
+def _jax_cold(env: dict[str, str]) -> tuple[float, float] | None:
+    """jax.jit's first call of the chain in a fresh process (its import timed apart)."""
+    if jax_or_none() is None:
+        return None
+    out = subprocess.run(
+        [sys.executable, "-c", _JAX_COLD], env=env, capture_output=True, text=True, check=True
+    )
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return r["first_ms"], r["import_ms"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="only the cold first-call table")
     args = parser.parse_args()
-    _table(args.quick)
+    if not args.cold:
+        _table(args.quick)
     _cold()
 
 

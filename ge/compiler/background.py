@@ -36,6 +36,13 @@ __all__ = ["BackgroundCompiler", "Job", "compiler"]
 
 _IDLE_SECONDS = 60.0
 
+# The worker lowers its priority before anything else: its imports and compiles would
+# otherwise take CPU time from the caller's first calls on a machine with few cores.
+_WORKER_MAIN = (
+    "import os, sys; os.nice(10); "
+    "from ge.compiler.background import _serve; _serve(sys.stdin.fileno(), sys.stdout.buffer)"
+)
+
 
 class Job:
     """One graph being compiled by the worker."""
@@ -118,7 +125,7 @@ class BackgroundCompiler:
         path = os.environ.get("PYTHONPATH")
         env = {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
         process = subprocess.Popen(
-            [sys.executable, "-m", "ge.compiler.background"],
+            [sys.executable, "-c", _WORKER_MAIN],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -3,6 +3,7 @@ while a worker compiles, later calls switch to the compiled plan without compili
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -180,3 +181,17 @@ def test_donation_on_the_reference_path(on: None) -> None:
     np.testing.assert_array_equal(out, np.full(12, 8.375, np.float32))
     with pytest.raises(ge.GeError, match="donated"):
         t.numpy()
+
+
+def test_the_worker_runs_at_a_lower_priority(on: None, worker: Any) -> None:
+    # its imports and compiles must not take CPU time from the caller's first calls
+    @ge.jit
+    def f(x: Any) -> Any:
+        return x * 3 - 1
+
+    f(_inputs()[0])
+    assert ge.jit.wait_for_compiles(TIMEOUT)
+    process = worker._process
+    assert process is not None and process.poll() is None
+    parent = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, process.pid) == min(19, parent + 10)

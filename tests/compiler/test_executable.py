@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -625,6 +626,33 @@ def test_large_results_come_from_the_pool() -> None:
     third = runner.call([data + 1])[0]  # while `second` lives, another block
     assert third.ctypes.data != addr
     np.testing.assert_array_equal(second, data * 2 + 1)
+
+
+def test_a_dropped_result_array_is_written_again_only_when_nothing_holds_it() -> None:
+    b = GraphBuilder("kept")
+    x = b.create_input(0, shape=[1 << 15])
+    compiled = CompiledGraph(b.build_and_reset([x * 2.0 + 1.0]))
+    runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
+    data = np.arange(1 << 15, dtype=np.float32)
+    expected = data * np.float32(2) + np.float32(1)
+    first = runner.call([data])[0]
+    was_first = weakref.ref(first)
+    del first
+    second = runner.call([data])[0]
+    assert was_first() is second  # nothing held it: the same array object, written again
+    np.testing.assert_array_equal(second, expected)
+    del second
+    views = (lambda a: a[1:], lambda a: a.reshape(2, -1), lambda a: a.view(np.int32), memoryview)
+    for make_view in views:  # a view (or a buffer export) of a dropped result keeps it
+        result = runner.call([data])[0]
+        view = make_view(result)
+        snapshot = np.array(view)
+        del result
+        again = runner.call([data + 1])[0]
+        np.testing.assert_array_equal(np.asarray(view), snapshot)
+        assert not np.shares_memory(np.asarray(view), again)
+        np.testing.assert_array_equal(again, expected + 2)
+        del view, again
 
 
 def test_large_inputs_of_host_tasks_are_read_in_place() -> None:

@@ -231,7 +231,7 @@ class Tensor:
     def set_format(self, format: Format) -> Self:
         if not isinstance(format, Format):
             raise GeTypeError(f"Format must be a Format, got {format!r}")
-        self._desc.set_format(format)
+        self._desc = self._desc._clone().set_format(format)  # descs may be shared: see _adopt
         return self
 
     def get_format(self) -> Format:
@@ -240,7 +240,7 @@ class Tensor:
     def set_data_type(self, data_type: DataType) -> Self:
         if not isinstance(data_type, DataType):
             raise GeTypeError(f"Data_type must be a DataType, got {data_type!r}")
-        self._desc.set_data_type(data_type)
+        self._desc = self._desc._clone().set_data_type(data_type)
         return self
 
     def get_data_type(self) -> DataType:
@@ -389,9 +389,11 @@ class Tensor:
     ) -> Tensor:
         """A host tensor that takes ``raw`` (uint8, owned by nobody else) without copying;
         ``release()`` runs when the tensor is collected (a pooled block going back: the
-        tensor never hands ``raw`` itself out, only copies)."""
+        tensor never hands ``raw`` itself out, only copies). ``desc`` is shared, not copied:
+        a tensor never changes its desc in place (its setters put a changed copy in its
+        place), so many tensors can share one, such as every result of a compiled output."""
         t = cls.__new__(cls)
-        t._desc = desc._clone()
+        t._desc = desc
         t._placement = Placement.PLACEMENT_HOST
         t._device_addr = None
         t._device_nbytes = 0

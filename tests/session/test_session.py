@@ -1122,3 +1122,69 @@ def test_large_results_stay_independent_and_their_memory_is_reused(session: Sess
         del out
     gc.collect()
     assert runtime.live_bytes() == grown <= live + 400_000 + 64
+
+
+# --- repeated calls: the quick path for the last call's input signature -------------------------
+def test_repeats_with_new_values_new_kinds_and_new_shapes(session: Session) -> None:
+    session.add_graph(50, xy_graph([-1, 3]))
+    x, y = f32(2, 3), f32(3, seed=1)
+    for inputs in ([host(x), host(y)], [device(x), device(y)], [host(x), device(y)]):
+        for _ in range(2):  # the second call takes the quick path
+            (out,) = session.run_graph(50, inputs)
+            np.testing.assert_allclose(out.numpy(), x * y + 1.0, rtol=1e-6)
+    x4 = f32(4, 3, seed=2)  # another batch size: the full path, then quick again
+    for _ in range(2):
+        (out,) = session.run_graph(50, [device(x4), host(y)])
+        np.testing.assert_allclose(out.numpy(), x4 * y + 1.0, rtol=1e-6)
+    (out,) = session.run_graph(50, [host(x), host(y)])  # and back
+    np.testing.assert_allclose(out.numpy(), x * y + 1.0, rtol=1e-6)
+
+
+def test_repeats_still_check_their_inputs(session: Session) -> None:
+    session.add_graph(51, xy_graph())
+    x, y = host(f32(2, 3)), host(f32(3))
+    session.run_graph(51, [x, y])
+    with pytest.raises(ValueError, match=r"input 1 \(y\)"):
+        session.run_graph(51, [x, host(np.ones(3, np.int32))])
+    with pytest.raises(ValueError, match="2 inputs"):
+        session.run_graph(51, [x])
+    with pytest.raises(TypeError, match=r"inputs\[1\]"):
+        session.run_graph(51, [x, f32(3)])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="Graph_id"):
+        session.run_graph(True, [x, y])  # type: ignore[arg-type]  # True == 1 as a dict key
+    short = host(f32(2, 3))
+    short._bytes = short._bytes[:8]  # type: ignore[index]  # a tensor whose bytes were cut
+    with pytest.raises(GeError, match="inputs\\[0\\] holds 8 bytes"):
+        session.run_graph(51, [short, y])
+    given_up = device(f32(2, 3))
+    session.run_graph(51, [given_up, y])
+    given_up._donate("f (test.py:1)")  # as ge.jit's donate_argnums does
+    with pytest.raises(GeError, match=r"donated to f \(test.py:1\)"):
+        session.run_graph(51, [given_up, y])
+    GeApi.ge_finalize()
+    with pytest.raises(GeError, match="not initialized"):
+        session.run_graph(51, [x, y])
+    GeApi.ge_initialize(CONFIG)
+
+
+def test_a_graph_added_again_under_its_id_is_the_one_that_runs(session: Session) -> None:
+    session.add_graph(52, chain_graph(4))
+    x = f32(4)
+    session.run_graph(52, [host(x)])
+    session.remove_graph(52)
+    b = GraphBuilder("other")
+    b_x = b.create_input(0, shape=[4])
+    session.add_graph(52, b.build_and_reset([b_x - 1.0]))
+    (out,) = session.run_graph(52, [host(x)])
+    np.testing.assert_allclose(out.numpy(), x - 1.0, rtol=1e-6)
+
+
+def test_result_tensors_share_a_desc_until_one_changes_it(session: Session) -> None:
+    session.add_graph(53, chain_graph(4))
+    x = host(f32(4))
+    first, second = session.run_graph(53, [x])[0], session.run_graph(53, [x])[0]
+    first.set_format(Format.FORMAT_NCHW).set_data_type(DataType.DT_INT32)
+    assert first.get_format() == Format.FORMAT_NCHW and first.get_data_type() == DataType.DT_INT32
+    assert second.get_format() == Format.FORMAT_ND and second.get_data_type() == DataType.DT_FLOAT
+    (third,) = session.run_graph(53, [x])
+    assert third.get_tensor_desc() == second.get_tensor_desc()

@@ -10,18 +10,22 @@ dropped, and the result must not depend on Numba's or Python's runtime symbols.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import llvmlite.binding as llvm
 import numba
 from numba import types as nt
 from numba.core import errors
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
 from numba.extending import intrinsic, overload
 
 from ge.error import GeError
-from ge.runtime.kernel import kernel_array
+from ge.runtime.kernel import kernel_array, tuning_features
 
 __all__ = ["kernel_ir"]
 
@@ -91,12 +95,47 @@ def _external_symbols(module: Any) -> list[str]:
     return [n for n in names if not n.startswith("llvm.")]
 
 
+@contextlib.contextmanager
+def _tuned_codegen() -> Iterator[None]:
+    """Numba optimises (and so vectorises) with its codegen's target machine, made for the
+    host's features alone; while this is active, and only for the kernel compiled in it, that
+    machine also has ``tuning_features()``. Numba's compiler lock keeps other threads' Numba
+    compiles from seeing it."""
+    tuning = tuning_features()
+    if not tuning:
+        yield
+        return
+    codegen = cpu_target.target_context.codegen()
+    with global_compiler_lock:
+        host = codegen._tm
+        codegen._tm = _tuned_machine(codegen._tm_features, tuning)
+        try:
+            yield
+        finally:
+            codegen._tm = host
+
+
+@functools.cache
+def _tuned_machine(features: str, tuning: str) -> Any:
+    # the options Numba's JIT codegen makes its own machine with, plus the tuning
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=f"{features},{tuning}",
+        opt=3,
+        reloc="static",
+        codemodel="jitdefault",
+        jit=True,
+    )
+
+
 def kernel_ir(py_kernel: Callable[..., None], name: str, suffix: str) -> tuple[str, str, str]:
     """``(llvm_ir, cpu_name, cpu_features)`` of ``py_kernel`` exported as ``name``."""
     try:
-        dispatcher = numba.njit(_SIGNATURE, error_model="numpy", boundscheck=False, nogil=True)(
-            py_kernel
-        )
+        with _tuned_codegen():
+            dispatcher = numba.njit(_SIGNATURE, error_model="numpy", boundscheck=False, nogil=True)(
+                py_kernel
+            )
     except errors.NumbaError as e:
         raise GeError(f"kernel {name!r} does not compile with Numba: {e}") from None
     result: Any = dispatcher.overloads[_SIGNATURE.args]

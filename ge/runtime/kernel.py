@@ -138,7 +138,7 @@ def _jit(ir: str, code: bytes | None) -> tuple[Any, list[bytes]]:
         )
     target = llvm.Target.from_default_triple()
     machine = target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3
+        cpu=llvm.get_host_cpu_name(), features=target_features(), opt=3
     )
     engine = llvm.create_mcjit_compiler(module, machine)
     built: list[bytes] = []
@@ -164,6 +164,33 @@ def _llvm() -> Any:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     return llvm
+
+
+# First-generation AVX-512 cores lower their clock for 512-bit math: there LLVM's preference
+# for 256-bit vectors is right, and kept.
+_NARROW_AVX512 = frozenset({"skylake-avx512", "cascadelake", "cooperlake"})
+
+
+@functools.cache
+def tuning_features() -> str:
+    """Tuning ge adds to the host's LLVM target features when it compiles kernels.
+
+    On x86 CPUs with AVX-512 (past its first generation) this is ``-prefer-256-bit``: LLVM
+    tunes such CPUs to vectorise loops 8 float32 lanes wide and to split wider vectors, while
+    16 lanes run the compute-bound kernels (exp, sin, softmax) about a quarter faster. Memory-
+    bound kernels run the same either way. Empty elsewhere.
+    """
+    llvm = _llvm()
+    avx512 = bool(llvm.get_host_cpu_features().get("avx512f"))
+    return "-prefer-256-bit" if avx512 and llvm.get_host_cpu_name() not in _NARROW_AVX512 else ""
+
+
+def target_features() -> str:
+    """The LLVM feature string kernels are optimised and compiled for: the host's features
+    plus ``tuning_features()``."""
+    host = _llvm().get_host_cpu_features().flatten()
+    tuning = tuning_features()
+    return f"{host},{tuning}" if tuning else host
 
 
 def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:

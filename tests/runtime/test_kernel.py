@@ -962,3 +962,69 @@ def test_binary_runs_in_a_fresh_process_without_numba_or_the_source(tmp_path: Pa
     assert report["source_importable"] is False
     x = np.linspace(0.0, 4.0, 37)
     np.testing.assert_allclose(report["y"], np.sqrt(x) + np.exp(-x) + 3, rtol=1e-13)
+
+
+# --- vector width tuning ------------------------------------------------------------------------
+class _FakeLLVM:
+    def __init__(self, cpu: str, avx512: bool) -> None:
+        self.cpu, self.avx512 = cpu, avx512
+
+    def get_host_cpu_name(self) -> str:
+        return self.cpu
+
+    def get_host_cpu_features(self) -> dict[str, bool]:
+        return {"avx2": True, "avx512f": self.avx512}
+
+
+@pytest.mark.parametrize(
+    ("cpu", "avx512", "tuning"),
+    [
+        ("sapphirerapids", True, "-prefer-256-bit"),
+        ("znver4", True, "-prefer-256-bit"),
+        ("skylake-avx512", True, ""),  # first-generation AVX-512 keeps LLVM's choice
+        ("cascadelake", True, ""),
+        ("haswell", False, ""),
+        ("neoverse-n1", False, ""),
+    ],
+)
+def test_tuning_prefers_wide_vectors_past_first_generation_avx512(
+    monkeypatch: pytest.MonkeyPatch, cpu: str, avx512: bool, tuning: str
+) -> None:
+    from ge.runtime import kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "_llvm", lambda: _FakeLLVM(cpu, avx512))
+    assert kernel_module.tuning_features.__wrapped__() == tuning
+
+
+def f32_loop_kernel(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
+    n = args[2]
+    x = kernel_array(args[0], n, np.float32)
+    y = kernel_array(args[1], n, np.float32)
+    for i in range(n):
+        y[i] = x[i] * np.float32(3.0) + np.float32(1.0)
+
+
+def test_kernels_get_the_tuning_and_other_numba_code_does_not() -> None:
+    import numba
+    from numba.core.registry import cpu_target
+
+    from ge.runtime.kernel import tuning_features
+
+    if not tuning_features():
+        pytest.skip("no vector width tuning on this CPU")
+    machine = cpu_target.target_context.codegen()._tm
+    binary = compile_kernel(f32_loop_kernel, "f32_loop")
+    assert b"<16 x float>" in binary  # 16 float32 lanes: one AVX-512 register
+    assert cpu_target.target_context.codegen()._tm is machine  # Numba's own machine is back
+
+    @numba.njit("void(float32[::1], float32[::1])")
+    def users_loop(x: np.ndarray, y: np.ndarray) -> None:
+        for i in range(x.size):
+            y[i] = x[i] * np.float32(3.0) + np.float32(1.0)
+
+    assert "<16 x float>" not in users_loop.inspect_llvm(users_loop.signatures[0])
+    fn = load_kernel_binary(binary).get_function("f32_loop")
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros_like(x)
+    assert fn(0, 1, np.array([x.ctypes.data, y.ctypes.data, x.size], np.int64)) == 0
+    np.testing.assert_array_equal(y, x * np.float32(3) + np.float32(1))

@@ -51,6 +51,7 @@ def _toolchain() -> str:
     import llvmlite.binding as llvm  # noqa: PLC0415
 
     from ge import __version__  # noqa: PLC0415
+    from ge.runtime.kernel import target_features  # noqa: PLC0415
 
     llvm.initialize_native_target()
     parts = (
@@ -59,7 +60,7 @@ def _toolchain() -> str:
         _numba_version(),
         llvmlite.__version__,
         llvm.get_host_cpu_name(),
-        llvm.get_host_cpu_features().flatten(),
+        target_features(),
     )
     return "|".join(parts)
 

@@ -6,12 +6,13 @@ trace needs kernels the disk cache lacks, it hands the graph to ``compiler()`` a
 call on the reference interpreter meanwhile; once the job is done, the kernels load from the
 disk cache in milliseconds.
 
-The worker is one ``python -m ge.compiler.background`` process per parent process, started
-on the first job. Jobs (a graph as AIR bytes) go down its stdin, one at a time; it compiles
-each with ``CompiledGraph`` (which stores every kernel built in the disk cache) and answers
-``<job> ok`` or ``<job> error <message>`` on stdout, read by a daemon thread. It exits when
-the parent closes the pipe (the parent ended) or after ``_IDLE_SECONDS`` without work, and a
-later job starts a new one. A job whose worker died unanswered counts as failed: the caller
+The worker is one Python process per parent process (``_WORKER_MAIN``, at nice +10 so that
+its imports and compiles yield the CPU to the caller's first calls), started on the first
+job. Jobs (a graph as AIR bytes) go down its stdin, one at a time; it compiles each with
+``CompiledGraph`` (which stores every kernel built in the disk cache) and answers ``<job> ok``
+or ``<job> error <message>`` on stdout, read by a daemon thread. It exits when the parent
+closes the pipe (the parent ended) or after ``_IDLE_SECONDS`` without work, and a later job
+starts a new one. A job whose worker died unanswered counts as failed: the caller
 then compiles in the foreground, as it would have without a worker.
 
 Decisions (ours): the worker compiles the plan of the graph's static input shapes only

@@ -451,8 +451,8 @@ def _counts(kept: tuple[np.ndarray, int]) -> tuple[int, int]:
 def _unused_counts() -> tuple[int, int]:
     """``_counts`` of a result nobody but its workspace holds, measured rather than assumed
     (the interpreter's own temporaries differ between Python versions)."""
-    memory = np.empty(1, np.uint8)
-    kept = [(owning_array(memory, None), 0)]
+    raw = np.empty(1, np.uint8)
+    kept = [(owning_array(raw, None), 0)]
     return _counts(kept[0])
 
 

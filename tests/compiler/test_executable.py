@@ -609,12 +609,17 @@ def test_only_a_few_spare_blocks_are_kept_per_size() -> None:
     assert runtime.live_bytes() == live + 4 * 1000
 
 
-def test_large_results_come_from_the_pool() -> None:
+def _large_result_runner() -> tuple[Any, np.ndarray]:
+    """A runner of ``x * 2 + 1`` on 32K float32 (a result large enough to be pooled)."""
     b = GraphBuilder("big")
     x = b.create_input(0, shape=[1 << 15])
     compiled = CompiledGraph(b.build_and_reset([x * 2.0 + 1.0]))
     runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
-    data = np.arange(1 << 15, dtype=np.float32)
+    return runner, np.arange(1 << 15, dtype=np.float32)
+
+
+def test_large_results_come_from_the_pool() -> None:
+    runner, data = _large_result_runner()
     first = runner.call([data])[0]
     np.testing.assert_array_equal(first, data * 2 + 1)
     addr = first.ctypes.data
@@ -629,11 +634,7 @@ def test_large_results_come_from_the_pool() -> None:
 
 
 def test_a_dropped_result_array_is_written_again_only_when_nothing_holds_it() -> None:
-    b = GraphBuilder("kept")
-    x = b.create_input(0, shape=[1 << 15])
-    compiled = CompiledGraph(b.build_and_reset([x * 2.0 + 1.0]))
-    runner = compiled.runner(next(iter(compiled._plans.values())))  # type: ignore[arg-type]
-    data = np.arange(1 << 15, dtype=np.float32)
+    runner, data = _large_result_runner()
     expected = data * np.float32(2) + np.float32(1)
     first = runner.call([data])[0]
     was_first = weakref.ref(first)

@@ -1,6 +1,7 @@
 """float32 exp/log/sin/cos/tanh/erf on 1M elements: numpy's ufuncs, a serial Numba loop calling
 libm (``math.exp``...; LLVM cannot vectorise the calls), and the same loop calling the
-vectorisable approximations of ge.compiler.kernels._approx that float32 kernels use.
+vectorisable approximations of ge.compiler.kernels._approx that float32 kernels use, built as
+a ge kernel binary (so vectorised as kernels are).
 
 numpy has no erf, so its column is empty for erf (its libm loop is Numba's ``math.erf``).
 
@@ -13,11 +14,13 @@ import argparse
 import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
 from _timing import median_seconds
 
+from ge import runtime
 from ge.compiler.kernels import _approx
 
 N = 1 << 20
@@ -30,6 +33,27 @@ def _loop(fn: Callable[[float], float]) -> Callable[[np.ndarray, np.ndarray], No
             out[i] = fn(x[i])
 
     return loop  # type: ignore[no-any-return]
+
+
+def _kernel_loop(fn: Callable[[float], float]) -> Callable[[np.ndarray, np.ndarray], None]:
+    """The same loop as a ge kernel binary (one block), so it is vectorised and compiled as
+    ge's kernels are (16 lanes on AVX-512: ``ge.runtime.kernel.tuning_features``)."""
+
+    def kernel(block_idx: int, block_dim: int, args: Any) -> None:
+        n = args[2]
+        x = runtime.kernel_array(args[0], n, np.float32)
+        out = runtime.kernel_array(args[1], n, np.float32)
+        for i in range(n):
+            out[i] = fn(x[i])
+
+    function = runtime.load_kernel_binary(runtime.compile_kernel(kernel, "loop")).get_function(
+        "loop"
+    )
+
+    def run(x: np.ndarray, out: np.ndarray) -> None:
+        function(0, 1, np.array([x.ctypes.data, out.ctypes.data, x.size], np.int64))
+
+    return run
 
 
 def _cases() -> list[
@@ -62,7 +86,7 @@ def main() -> None:
     )
     for name, x, ufunc, libm, approx in _cases():
         out = np.empty_like(x)
-        libm_loop, approx_loop = _loop(libm), _loop(approx)
+        libm_loop, approx_loop = _loop(libm), _kernel_loop(approx)
         libm_loop(x, out)  # compile
         approx_loop(x, out)
         np_t = median_seconds(functools.partial(ufunc, x), repeat) if ufunc else math.nan

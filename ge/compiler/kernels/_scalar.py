@@ -17,6 +17,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types as nt
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ge.runtime.kernel import kernel_array
@@ -184,6 +185,74 @@ def row_min_f32(addr: int, n: int) -> Any:
     return np.float32(np.nan) if row_has_nan_f32(addr, n) else _row_min_no_nan(addr, n)
 
 
+# --- streaming stores ---------------------------------------------------------------------------
+# Outputs much larger than the caches are written with non-temporal stores: they go to memory
+# through write-combining buffers instead of first reading every line into the cache (the
+# "read for ownership" a plain store costs). Kernels compute a tile into a stack buffer, with
+# the same vectorised code as always, then stream the tile out with ``stream_store``.
+TILE_BYTES = 16384  # a tile fits in L1 next to the inputs being read
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def stack_tile(typingctx: Any) -> Any:
+    """The address of a ``TILE_BYTES`` buffer on the kernel's stack, 64-byte aligned (one per
+    call site, allocated once in the function's entry block)."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        # "alloca i8, i64 N", not an array type: LLVM's scalar replacement would otherwise
+        # take the buffer apart byte by byte (tens of seconds of compile time)
+        with builder.goto_entry_block():
+            buffer = builder.alloca(ir.IntType(8), size=ir.Constant(ir.IntType(64), TILE_BYTES))
+        buffer.align = 64
+        return builder.ptrtoint(buffer, ir.IntType(64))
+
+    return nt.int64(), codegen
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def stream_store(typingctx: Any, dst: Any, src: Any, nbytes: Any) -> Any:
+    """Copy ``nbytes`` from the 64-byte aligned ``src`` to ``dst``, whole 64-byte lines with
+    non-temporal stores (``dst`` must be 64-byte aligned), the rest with plain ones."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        to, source, count = args
+        i64 = ir.IntType(64)
+        line = ir.VectorType(ir.IntType(32), 16)
+        hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        lines = builder.lshr(count, ir.Constant(i64, 6))
+        with cgutils.for_range(builder, lines) as loop:
+            at = builder.shl(loop.index, ir.Constant(i64, 6))
+            value = builder.load(builder.inttoptr(builder.add(source, at), line.as_pointer()))
+            value.align = 64
+            store = builder.store(value, builder.inttoptr(builder.add(to, at), line.as_pointer()))
+            store.align = 64
+            store.set_metadata("nontemporal", hint)
+        done = builder.shl(lines, ir.Constant(i64, 6))
+        byte = ir.IntType(8).as_pointer()
+        cgutils.raw_memcpy(
+            builder,
+            builder.inttoptr(builder.add(to, done), byte),
+            builder.inttoptr(builder.add(source, done), byte),
+            builder.sub(count, done),
+            1,
+        )
+        return context.get_dummy_value()
+
+    return nt.void(nt.int64, nt.int64, nt.int64), codegen
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def store_fence(typingctx: Any) -> Any:
+    """Order the streaming stores before anything after (they are weakly ordered on x86):
+    a block's results must be in memory before the launch reports it finished."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return nt.void(), codegen
+
+
 HELPERS = {
     "row_sum_f32": row_sum_f32,
     "row_max_keys_f32": _row_max_no_nan,  # NaN-blind: for softmax, where NaN spreads anyway
@@ -194,6 +263,9 @@ HELPERS = {
     "bf16_to_f32": bf16_to_f32,
     "f32_to_bf16": f32_to_bf16,
     "int_div": int_div,
+    "stack_tile": stack_tile,
+    "stream_store": stream_store,
+    "store_fence": store_fence,
 }
 
 from ge.compiler.kernels._approx import APPROX_HELPERS  # noqa: E402  (it uses the bit casts above)

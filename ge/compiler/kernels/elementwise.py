@@ -19,6 +19,13 @@ walks the same way are merged, so ``(N, C, H, W) + (1, C, 1, 1)`` is a rank-3 lo
 all-``full`` program is a flat loop. Constants (scalar Consts fused into a body, the ``Exp``
 and ``Log`` attributes) travel in a parameter block, not in the source.
 
+A flat kernel whose outputs add up to ``_STREAM_MIN_BYTES`` (32 MiB) or more is generated with
+a second stretch that computes each block tile by tile into stack buffers and writes every
+tile out with streaming (non-temporal) stores, skipping the read of each output line into the
+cache that a plain store costs; it runs where the block's outputs start 64-byte aligned, the
+plain loop elsewhere. This is the one choice a plan makes by size: a new batch size on the
+same side of the threshold compiles nothing, crossing it compiles the other variant once.
+
 Numerics: each step computes in its op's compute type and rounds to its output type, as the
 references do (half types are held in float32 and rounded to half after every step). float32
 ``exp``/``log``/``sin``/``cos``/``tanh``/``erf`` use the vectorisable approximations of

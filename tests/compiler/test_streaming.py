@@ -28,20 +28,19 @@ def _f32(program_outputs: list[str]) -> elementwise.Program:
 
 
 @pytest.mark.parametrize(
-    ("outputs", "kinds", "n", "expected"),
+    ("outputs", "kinds", "expected"),
     [
-        (["float32"], ["full", "full"], N32, True),
-        (["float32"], ["full", "scalar"], N32, True),
-        (["float32"], ["full", "full"], elementwise._STREAM_MIN_BYTES // 4 - 1, False),
-        (["float32"], ["row", "full"], N32, False),  # not a flat loop
-        (["float16"], ["full"], N32 * 2, False),  # 2-byte elements: tiles of 16 would misalign
-        (["bool"], ["full"], N32 * 4, False),
-        (["float64", "int64"], ["full"], N32 // 4, True),  # the outputs' bytes add up
-        (["float32"] * 5, ["full"], N32, False),  # a stack tile each: at most four
+        (["float32"], ["full", "full"], True),
+        (["float32"], ["full", "scalar"], True),
+        (["float32"], ["row", "full"], False),  # not a flat loop
+        (["float16"], ["full"], False),  # 2-byte elements: blocks of 16 would misalign tiles
+        (["bool"], ["full"], False),
+        (["float64", "int64"], ["full"], True),
+        (["float32"] * 5, ["full"], False),  # a stack tile each: at most four
     ],
 )
-def test_which_kernels_stream(outputs: list[str], kinds: list[str], n: int, expected: bool) -> None:
-    assert elementwise.streams(_f32(outputs), kinds, n) is expected
+def test_which_kernels_can_stream(outputs: list[str], kinds: list[str], expected: bool) -> None:
+    assert elementwise.streams(_f32(outputs), kinds) is expected
 
 
 def test_the_tile_size_is_the_helpers() -> None:
@@ -58,32 +57,53 @@ def _compiled(
     return CompiledGraph(b.build_and_reset(build(*inputs)))
 
 
-@pytest.fixture
-def streamed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many kernels were generated with the streaming stretch."""
-    count: list[int] = []
-    stretch = elementwise._streaming_stretch
-
-    def counted(*args: Any) -> list[str]:
-        count.append(1)
-        return stretch(*args)
-
-    monkeypatch.setattr(elementwise, "_streaming_stretch", counted)
-    return count
+def _chain(n: int) -> CompiledGraph:
+    return _compiled(lambda a, b: [a * b + a * 0.5 - b * b], [[n], [n]])
 
 
-def test_a_large_chain_streams_and_matches_numpy(streamed: list[int]) -> None:
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal(N32, np.float32), rng.standard_normal(N32, np.float32)
-    compiled = _compiled(lambda a, b: [a * b + a * 0.5 - b * b], [[N32], [N32]])
-    assert streamed == [1]
+def _check_chain(compiled: CompiledGraph, n: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
     (out,) = compiled.run_arrays([x, y])
     np.testing.assert_array_equal(out, x * y + x * np.float32(0.5) - y * y)
-    (again,) = compiled.run_arrays([y, x])  # the pooled output block is streamed again
-    np.testing.assert_array_equal(again, y * x + y * np.float32(0.5) - x * x)
 
 
-def test_two_float64_outputs_and_a_scalar_input_stream(streamed: list[int]) -> None:
+def test_a_large_chain_streams_with_the_kernel_small_ones_use() -> None:
+    from ge.compiler.kernels import _codegen
+
+    _check_chain(_chain(1000), 1000)
+    before = _codegen.compiled_kernel_count()
+    large = _chain(N32)
+    assert _codegen.compiled_kernel_count() == before  # the size does not enter the key
+    _check_chain(large, N32)
+    _check_chain(large, N32, seed=1)  # the pooled output block is streamed again
+
+
+def _run_into(compiled: CompiledGraph, inputs: list[np.ndarray], offset: int) -> np.ndarray:
+    """Output 0 written into device memory ``offset`` bytes past a 64-byte boundary."""
+    (plan,) = compiled._plans.values()
+    assert plan is not None
+    nbytes = plan.buffers[plan.outputs[0]].nbytes
+    block = runtime.malloc(nbytes + 64)
+    try:
+        assert block.addr % 64 == 0
+        at = block.addr + offset
+        (raw,) = compiled.runner(plan).run(inputs, [(at, runtime.memory.device_view(at, nbytes))])
+        return raw.copy()
+    finally:
+        runtime.free(block)
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 4095, 4096, 4097, 70_001])
+def test_every_tail_streams_right(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    monkeypatch.setattr(elementwise, "_STREAM_MIN_BYTES", 4)  # stream from the first element
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    out = _run_into(_chain(n), [x, y], 0)  # aligned: the streaming stretch runs
+    np.testing.assert_array_equal(out.view(np.float32), x * y + x * np.float32(0.5) - y * y)
+
+
+def test_two_float64_outputs_and_a_scalar_input_stream() -> None:
     n = elementwise._STREAM_MIN_BYTES // 16 + 2048 + 5
     rng = np.random.default_rng(1)
     x, s = rng.standard_normal(n), np.array([1.5])
@@ -93,7 +113,6 @@ def test_two_float64_outputs_and_a_scalar_input_stream(streamed: list[int]) -> N
         return [t, t * t - c]  # t is used outside the fused group too: a second output
 
     compiled = _compiled(build, [[n], [1]], DataType.DT_DOUBLE)
-    assert streamed == [1]
     t, u = compiled.run_arrays([x, s])
     np.testing.assert_array_equal(t, x * 1.5 + 1.0)
     np.testing.assert_array_equal(u, (x * 1.5 + 1.0) ** 2 - 1.5)
@@ -101,16 +120,6 @@ def test_two_float64_outputs_and_a_scalar_input_stream(streamed: list[int]) -> N
 
 def test_an_unaligned_output_takes_the_plain_loop() -> None:
     compiled = _compiled(lambda a: [a * 3.0 - 1.0], [[N32]])
-    (plan,) = compiled._plans.values()
-    assert plan is not None
-    runner = compiled.runner(plan)
     x = np.random.default_rng(2).standard_normal(N32, np.float32)
-    nbytes = N32 * 4
-    block = runtime.malloc(nbytes + 64)
-    try:
-        at = block.addr + 4  # 4 bytes past a 64-byte boundary
-        view = runtime.memory.device_view(at, nbytes)
-        (raw,) = runner.run([x], [(at, view)])
-        np.testing.assert_array_equal(raw.view(np.float32), x * np.float32(3) - np.float32(1))
-    finally:
-        runtime.free(block)
+    out = _run_into(compiled, [x], 4)  # 4 bytes past a 64-byte boundary
+    np.testing.assert_array_equal(out.view(np.float32), x * np.float32(3) - np.float32(1))

@@ -19,12 +19,11 @@ walks the same way are merged, so ``(N, C, H, W) + (1, C, 1, 1)`` is a rank-3 lo
 all-``full`` program is a flat loop. Constants (scalar Consts fused into a body, the ``Exp``
 and ``Log`` attributes) travel in a parameter block, not in the source.
 
-A flat kernel whose outputs add up to ``_STREAM_MIN_BYTES`` (32 MiB) or more is generated with
-a second stretch that computes each block tile by tile into stack buffers and writes every
-tile out with streaming (non-temporal) stores, skipping the read of each output line into the
-cache that a plain store costs; it runs where the block's outputs start 64-byte aligned, the
-plain loop elsewhere. This is the one choice a plan makes by size: a new batch size on the
-same side of the threshold compiles nothing, crossing it compiles the other variant once.
+A flat kernel (4- or 8-byte outputs) also has a streaming stretch: when its outputs add up to
+``_STREAM_MIN_BYTES`` (32 MiB) or more, each block is computed tile by tile into stack buffers
+and every tile is written out with streaming (non-temporal) stores, skipping the read of each
+output line into the cache that a plain store costs. The kernel picks it at run time (and only
+where the block's outputs start 64-byte aligned), so the choice does not enter the kernel key.
 
 Numerics: each step computes in its op's compute type and rounds to its output type, as the
 references do (half types are held in float32 and rounded to half after every step). float32
@@ -56,8 +55,9 @@ __all__ = ["FUSIBLE_OPS", "MAX_RANK", "block_dim_for", "lower_program"]
 MAX_RANK = 8
 _PARALLEL_MIN = 1 << 15
 # Outputs this large are streamed past the caches (see _scalar's streaming stores): measured
-# 15% faster for a 16M-element float32 chain here, 5-7% slower at 1M-4M elements, where the
-# output still fits in cache for whoever reads it next.
+# 15% faster for a 16M-element float32 chain here, 5-7% slower at 1M-4M elements (whose
+# outputs still fit in the caches for whoever reads them next). The stretch adds ~0.1 s to a
+# flat kernel's compile.
 _STREAM_MIN_BYTES = 32 << 20
 _STREAM_MAX_OUTPUTS = 4  # each takes a stack tile
 _TILE_BYTES = 16384  # _scalar.TILE_BYTES (that module imports Numba, this one does not)
@@ -413,24 +413,25 @@ def _element_loop(program: Program, kinds: list[str], ind: str, count: str, out:
     return lines
 
 
-def streams(program: Program, kinds: Sequence[str], n: int) -> bool:
-    """Whether the kernel writes its outputs with streaming (non-temporal) stores: a flat
-    loop whose outputs, of 4- or 8-byte elements, add up to ``_STREAM_MIN_BYTES`` or more."""
+def streams(program: Program, kinds: Sequence[str]) -> bool:
+    """Whether the kernel can write its outputs with streaming (non-temporal) stores: a flat
+    loop with at most ``_STREAM_MAX_OUTPUTS`` outputs of 4- or 8-byte elements."""
     sizes = [dtype.itemsize for _, dtype in program.outputs]
     return (
         all(k in ("full", "scalar") for k in kinds)
         and 0 < len(sizes) <= _STREAM_MAX_OUTPUTS
         and all(size in (4, 8) for size in sizes)
-        and n * sum(sizes) >= _STREAM_MIN_BYTES
     )
 
 
 def _streaming_stretch(program: Program, kinds: list[str]) -> list[str]:
     """A block's stretch computed tile by tile into stack buffers, each tile streamed out;
-    only when every output of the block starts 64-byte aligned (else the plain loop runs)."""
+    taken when the outputs add up to ``_STREAM_MIN_BYTES`` and every output of the block
+    starts 64-byte aligned (else the plain loop runs)."""
     tile = _TILE_BYTES // max(dtype.itemsize for _, dtype in program.outputs)
+    total = sum(dtype.itemsize for _, dtype in program.outputs)
     starts = [f"(args[{2 + o}] + start * {d.itemsize})" for o, (_, d) in enumerate(program.outputs)]
-    lines = [f"    if ({' | '.join(starts)}) & 63 == 0:"]
+    lines = [f"    if n * {total} >= {_STREAM_MIN_BYTES} and ({' | '.join(starts)}) & 63 == 0:"]
     for o, (_, dtype) in enumerate(program.outputs):
         lines += [
             f"        tile_at{o} = stack_tile()",
@@ -449,7 +450,7 @@ def _streaming_stretch(program: Program, kinds: list[str]) -> list[str]:
     return [*lines, "        store_fence()", "        return"]
 
 
-def _source(program: Program, kinds: list[str], rank: int, stream: bool = False) -> str:
+def _source(program: Program, kinds: list[str], rank: int) -> str:
     lines = _prologue(program, kinds, rank)
     if all(k in ("full", "scalar") for k in kinds):  # one flat stretch per block
         lines += [
@@ -459,7 +460,7 @@ def _source(program: Program, kinds: list[str], rank: int, stream: bool = False)
             "    if m <= 0:",
             "        return",
         ]
-        if stream:
+        if streams(program, kinds):
             lines += _streaming_stretch(program, kinds)
         ind, offset, count = "    ", "start", "m"
     else:  # one stretch per row of the last axis
@@ -506,7 +507,7 @@ def lower_program(
     counts = [int(np.prod(s.shape, dtype=np.int64)) for s in in_specs]
     kinds = [_kind(c, n, w) for c, w in zip(counts, walks, strict=True)]
     rank = len(dims)
-    source = _source(program, kinds, rank, streams(program, kinds, n))
+    source = _source(program, kinds, rank)
     template: list[int] = [n, dims[-1], *([0] * len(out_bufs)), *dims[:-1]]
     patches = [(2 + o, buf) for o, buf in enumerate(out_bufs)]
     for buf, kind, walk in zip(in_bufs, kinds, walks, strict=True):

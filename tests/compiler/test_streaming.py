@@ -1,5 +1,5 @@
 """Elementwise kernels whose outputs are larger than the caches write them with streaming
-(non-temporal) stores, tile by tile (``elementwise.streams``): the same values as the plain
+(non-temporal) stores, tile by tile (``elementwise._streams``): the same values as the plain
 loop, for every tail length, several outputs, 8-byte types, scalar inputs, and outputs that
 are not 64-byte aligned (which take the plain loop)."""
 
@@ -40,7 +40,7 @@ def _f32(program_outputs: list[str]) -> elementwise.Program:
     ],
 )
 def test_which_kernels_can_stream(outputs: list[str], kinds: list[str], expected: bool) -> None:
-    assert elementwise.streams(_f32(outputs), kinds) is expected
+    assert elementwise._streams(_f32(outputs), kinds) is expected
 
 
 def test_the_tile_size_is_the_helpers() -> None:

@@ -413,7 +413,7 @@ def _element_loop(program: Program, kinds: list[str], ind: str, count: str, out:
     return lines
 
 
-def streams(program: Program, kinds: Sequence[str]) -> bool:
+def _streams(program: Program, kinds: Sequence[str]) -> bool:
     """Whether the kernel can write its outputs with streaming (non-temporal) stores: a flat
     loop with at most ``_STREAM_MAX_OUTPUTS`` outputs of 4- or 8-byte elements."""
     sizes = [dtype.itemsize for _, dtype in program.outputs]
@@ -460,7 +460,7 @@ def _source(program: Program, kinds: list[str], rank: int) -> str:
             "    if m <= 0:",
             "        return",
         ]
-        if streams(program, kinds):
+        if _streams(program, kinds):
             lines += _streaming_stretch(program, kinds)
         ind, offset, count = "    ", "start", "m"
     else:  # one stretch per row of the last axis

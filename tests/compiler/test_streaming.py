@@ -20,9 +20,9 @@ from ge.graph import DataType
 N32 = (elementwise._STREAM_MIN_BYTES // 4) + 4096 * 3 + 13
 
 
-def _f32(program_outputs: list[str]) -> elementwise.Program:
+def _program_with_outputs(dtypes: list[str]) -> elementwise.Program:
     program = elementwise.Program()
-    for name in program_outputs:
+    for name in dtypes:
         program.outputs.append((f"t_{name}", np.dtype(name)))
     return program
 
@@ -40,7 +40,7 @@ def _f32(program_outputs: list[str]) -> elementwise.Program:
     ],
 )
 def test_which_kernels_can_stream(outputs: list[str], kinds: list[str], expected: bool) -> None:
-    assert elementwise._streams(_f32(outputs), kinds) is expected
+    assert elementwise._streams(_program_with_outputs(outputs), kinds) is expected
 
 
 def test_the_tile_size_is_the_helpers() -> None:

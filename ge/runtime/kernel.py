@@ -177,7 +177,7 @@ def tuning_features() -> str:
 
     On x86 CPUs with AVX-512 (past its first generation) this is ``-prefer-256-bit``: LLVM
     tunes such CPUs to vectorise loops 8 float32 lanes wide and to split wider vectors, while
-    16 lanes run the compute-bound kernels (exp, sin, softmax) a tenth to a quarter faster.
+    16 lanes run the compute-bound kernels (exp, tanh, softmax) a tenth to a quarter faster.
     Memory-bound kernels run the same either way. Empty elsewhere.
     """
     llvm = _llvm()

@@ -132,13 +132,10 @@ def _layer_norm_reference(ctx: ExecContext) -> list[Any]:
 
     y, mean, var = compute_float(compute, x, gamma, beta)
     dtype = out_dtype(ctx)
-    stat_shape = tuple(ctx.outputs[1]._shape)
+    # The statistics keep x's dims before begin_norm_axis and 1 after it, read from x itself:
+    # a recorded output shape may hold unknown (-1) dims.
     index = tuple(slice(0, 1) if i >= norm else slice(None) for i in range(x.ndim))
-    return [
-        y.astype(dtype),
-        mean[index].reshape(stat_shape).astype(dtype),
-        var[index].reshape(stat_shape).astype(dtype),
-    ]
+    return [y.astype(dtype), mean[index].astype(dtype), var[index].astype(dtype)]
 
 
 register_op_def(

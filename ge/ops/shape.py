@@ -22,7 +22,7 @@ from ge.ops._define import attr, dyn, inp, out, out_dtype, same_infer
 from ge.ops.registry import register_op_def
 from ge.ops.schema import ExecContext, InferContext, OpDef
 
-__all__: list[str] = []
+__all__ = ["gather_index_problem"]
 
 VT = AttrValueType
 _ANY = rules.ALL
@@ -487,31 +487,62 @@ def _gather_infer(ctx: InferContext) -> list[Any]:
     return [rules.desc(shape[:axis] + ishape[batch:] + shape[axis + 1 :], x._data_type)]
 
 
+def gather_index_problem(
+    indices: np.ndarray, size: int, axis: int, negative_ok: bool
+) -> str | None:
+    """What is wrong with GatherV2 ``indices`` into an axis of ``size``, or ``None`` when
+    every index is valid: the first bad value, where it is, and the valid range. The
+    reference raises it; a compiled plan builds it on the host after its kernel failed.
+
+    >>> problem = gather_index_problem(np.array([0, 5, 9]), 3, 0, False)
+    >>> for part in problem.split("; "): print(part)
+    GatherV2 input 'indices' holds 5 at [1], out of range [0, 3) for axis 0 of x (size 3)
+    2 of 3 indices are out of range
+    """
+    low = -size if negative_ok else 0
+    bad = (indices < low) | (indices >= size)
+    if not bad.any():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (
+        f"GatherV2 input 'indices' holds {int(indices[first])} at {list(first)}, out of range "
+        f"[{low}, {size}) for axis {axis} of x (size {size}); {int(bad.sum())} of "
+        f"{indices.size} indices are out of range"
+    )
+
+
 def _gather_reference(ctx: ExecContext) -> list[Any]:
     x, indices, axis_value = ctx.inputs
     axis = rules.normalize_axis(_ints(axis_value)[0], x.ndim, "axis")
     batch = ctx.attrs["batch_dims"]
     batch = batch + indices.ndim if batch < 0 else batch
+    if not 0 <= batch <= min(axis, indices.ndim):
+        raise GeValueError(
+            f"GatherV2: batch_dims {ctx.attrs['batch_dims']} must be in [0, min(axis, "
+            f"rank(indices))] = [0, {min(axis, indices.ndim)}]"
+        )
     size = x.shape[axis]
-    if np.any(indices >= size) or np.any(
-        indices < (-size if ctx.attrs["negative_index_support"] else 0)
-    ):
-        raise GeValueError(f"GatherV2: indices out of range [0, {size})")
+    problem = gather_index_problem(indices, size, axis, ctx.attrs["negative_index_support"])
+    if problem is not None:
+        raise GeValueError(problem)
     idx = np.where(indices < 0, indices + size, indices)
     if batch == 0:
         return [np.take(x, idx, axis=axis)]
-    lead = x.shape[:batch]
-    xs = x.reshape((-1, *x.shape[batch:]))
-    ids = idx.reshape((-1, *idx.shape[batch:]))
-    parts = [np.take(xs[i], ids[i], axis=axis - batch) for i in range(xs.shape[0])]
-    stacked = np.stack(parts) if parts else np.zeros((0,), x.dtype)
-    return [
-        stacked.reshape(
-            tuple(ctx.outputs[0]._shape)
-            if -1 not in ctx.outputs[0]._shape
-            else (*lead, *stacked.shape[1:])
+    # The result's shape comes from the arrays, never from the recorded output desc (which
+    # may hold -1 dims or an unknown rank).
+    shape = (*x.shape[:axis], *idx.shape[batch:], *x.shape[axis + 1 :])
+    if idx.shape[:batch] != x.shape[:batch]:
+        raise GeValueError(
+            f"GatherV2: indices {list(idx.shape)} and x {list(x.shape)} differ in their "
+            f"first batch_dims={batch} dims"
         )
-    ]
+    lead = math.prod(x.shape[:batch])
+    xs = x.reshape((lead, *x.shape[batch:]))
+    ids = idx.reshape((lead, *idx.shape[batch:]))
+    parts = [np.take(xs[i], ids[i], axis=axis - batch) for i in range(xs.shape[0])]
+    if not parts:
+        return [np.zeros(shape, x.dtype)]
+    return [np.stack(parts).reshape(shape)]
 
 
 _register(

@@ -1187,8 +1187,12 @@ def build(
     dtype: str,
     rng: np.random.Generator,
     output_counts: tuple[int, ...] | None = None,
+    declare: Callable[[list[int]], list[int]] | None = None,
 ) -> Built:
-    """A graph of Data/Const nodes feeding one ``op`` node whose outputs are the graph's."""
+    """A graph of Data/Const nodes feeding one ``op`` node whose outputs are the graph's.
+
+    ``declare`` maps a Data input's shape to the shape it is declared with (to hide dims
+    from inference: ``lambda s: [-1] * len(s)``)."""
     graph = Graph("case")
     feeds: list[np.ndarray] = []
     values: list[Any] = []
@@ -1199,7 +1203,8 @@ def build(
         if arg.const:
             node = const_node(graph, array)
         else:
-            node = data_node(graph, len(feeds), list(array.shape), name_of(array.dtype))
+            shape = list(array.shape) if declare is None else declare(list(array.shape))
+            node = data_node(graph, len(feeds), shape, name_of(array.dtype))
             feeds.append(array)
         return (node, 0), array
 

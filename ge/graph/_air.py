@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -261,7 +262,8 @@ def model_to_bytes(graph: Graph) -> bytes:
     model.attr["target_type"].s = b"MINI"
     for g in (graph, *_subgraphs_to_save(graph)):
         _encode_graph(g, model.graph.add())
-    return bytes(model.SerializeToString())
+    # deterministic: maps (attributes) in key order, so the bytes do not depend on the hash seed
+    return bytes(model.SerializeToString(deterministic=True))
 
 
 def _check_path(file_path: object) -> str:
@@ -516,8 +518,8 @@ def _decode_model(model: Any) -> Graph:
     if not model.graph:
         raise _CorruptError("the file holds no graph")
     graphs = [_decode_body(g) for g in model.graph]
-    names = [g._name for g, _ in graphs]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
+    counts = Counter(g._name for g, _ in graphs)
+    duplicate = next((g._name for g, _ in graphs if counts[g._name] > 1), None)
     if duplicate is not None:
         raise _CorruptError(f"two graphs are named {duplicate!r}")
     root = graphs[0][0]

@@ -27,14 +27,16 @@ def op_of(node: Node) -> OpDef | None:
 
 
 def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int) -> Node:
-    """A Const node holding ``value`` with the desc of ``like:port``."""
+    """A Const node holding ``value`` with the desc of ``like:port``, its shape the value's
+    (where ``like`` recorded ``-1`` dims, the value knows them)."""
     from ge.ops.construct import add_op_node  # noqa: PLC0415  (construct imports infer)
 
     tensor = Tensor.from_numpy(np.ascontiguousarray(value).reshape(value.shape))
-    desc = like._output_descs[port]
+    desc = like._output_descs[port]._clone()
     tensor.set_data_type(desc.get_data_type())
+    desc.set_shape(list(value.shape))
     const = add_op_node(graph, "Const", [], {"value": tensor}, name=name)
-    const._output_descs[0] = desc._clone()
+    const.update_output_desc(0, desc)
     return const
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.compiler._graphs import const_array, fresh_name, is_removable, make_const, op_of
+from ge.compiler.refine import mark_users, refine_node, refine_parent
 from ge.error import GeError
 from ge.graph.graph import Graph
 from ge.graph.node import Node
@@ -65,12 +66,22 @@ def _evaluate(node: Node) -> list[np.ndarray] | None:
 
 
 def fold_constants(graph: Graph) -> bool:
-    """Fold every foldable node of ``graph`` (repeatedly, in one topological sweep)."""
+    """Fold every foldable node of ``graph`` (repeatedly, in one topological sweep).
+
+    The users of each folded value are re-inferred in the same sweep (``ge.compiler.refine``):
+    an op that reads an input's value (a shape, perm, axes, paddings) learns dims it recorded
+    as ``-1``, and their users follow."""
     from ge.graph._verify import topological_order  # noqa: PLC0415
 
     changed = False
+    stale: set[int] = set()  # nodes reading a value folded (or a desc refined) in this sweep
+    refined: set[int] = set()
     order, _ = topological_order(graph)
     for node in order:
+        if id(node) in stale and refine_node(node):
+            refined.add(id(node))
+            mark_users(node, stale)
+            changed = True
         values = _evaluate(node)
         if values is None:
             continue
@@ -79,9 +90,13 @@ def fold_constants(graph: Graph) -> bool:
             if name == node.name:
                 name = fresh_name(graph, f"{node.name}_folded")
             const = make_const(graph, name, value, node, port)
+            if const._output_descs[0]._shape != node._output_descs[port]._shape:
+                refined.add(id(const))  # the value knows dims the node recorded as -1
             graph.replace_all_uses(node, port, const, 0)
+            mark_users(const, stale)
         for src in list(node._in_ctrl):
             graph.remove_edge(src, -1, node, -1)
         graph.remove_node(node)
         changed = True
+    refine_parent(graph, refined)
     return changed

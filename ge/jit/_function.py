@@ -488,7 +488,10 @@ class JitFunction:
 
     def _leaf(self, path: str, value: Any) -> tuple[_Leaf, Any]:
         if isinstance(value, np.ndarray):
-            return _Leaf(path, "array", value.dtype, value.shape), np.ascontiguousarray(value)
+            # asarray, not ascontiguousarray: that one makes a 0-d array 1-d, which the
+            # reference interpreter would then compute on (shape (1,) where the plan gives ())
+            source = np.asarray(value, order="C")
+            return _Leaf(path, "array", value.dtype, value.shape), source
         if isinstance(value, np.generic):
             array = np.asarray(value)
             return _Leaf(path, "array", array.dtype, ()), array

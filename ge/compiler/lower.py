@@ -188,6 +188,8 @@ def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 
         op = get_op(node.type)
         if op.io == "input":
             slot = _subgraph_slot(node, input_offset)
+            if slot in inputs:  # two inputs bound to one slot would leave a buffer unbound
+                raise GraphError(f"graph '{graph.name}' has two input nodes with index {slot}")
             buf = plan.add_buffer(spec_of(node._output_descs[0], BufferKind.INPUT, slot))
             inputs[slot] = port_buf[(id(node), 0)] = buf
         elif op.io == "output":

@@ -39,6 +39,7 @@ from ge.compiler.patterns import recognize_patterns
 from ge.compiler.simplify import simplify
 from ge.error import GeTypeError
 from ge.graph._air import model_from_bytes, model_to_bytes
+from ge.graph._clone import clone_graph
 from ge.graph.graph import Graph
 from ge.ops.infer import infer_graph
 from ge.passes.stage import PassStage
@@ -122,8 +123,10 @@ PIPELINE: tuple[Step, ...] = (
 
 
 def copy_graph(graph: Graph) -> Graph:
-    """An independent deep copy (through the AIR encoding, which is lossless)."""
-    return model_from_bytes(model_to_bytes(graph))
+    """An independent deep copy: what the lossless AIR round trip gives, made node by node
+    (``ge.graph._clone``, ~30x faster), or through AIR bytes for what the cloner leaves out."""
+    twin = clone_graph(graph)
+    return twin if twin is not None else model_from_bytes(model_to_bytes(graph))
 
 
 def optimize_graph(graph: Graph, *, fuse: bool = True) -> Graph:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ge.graph.graph import Graph
     from ge.graph.node import Node
 
-__all__ = ["register_node_check", "topological_order", "verify_graph"]
+__all__ = ["register_graph_check", "register_node_check", "topological_order", "verify_graph"]
 
 
 def _ownership(graph: Graph) -> Iterator[str]:
@@ -161,29 +161,45 @@ def _problems(graph: Graph) -> Iterator[str]:
 
 
 NodeCheck = Callable[["Node"], Iterator[str]]
-_NODE_CHECKS: list[NodeCheck] = []
+GraphCheck = Callable[["Graph"], Iterator[str]]
+_NODE_CHECKS: list[tuple[NodeCheck, bool]] = []
+_GRAPH_CHECKS: list[GraphCheck] = []
 
 
-def register_node_check(check: NodeCheck) -> None:
+def register_node_check(check: NodeCheck, *, infer: bool = False) -> None:
     """Add a per-node check to ``Graph.verify`` (``ge.ops`` adds its op checks this way, so the
-    IR layer needs no knowledge of ops)."""
-    if check not in _NODE_CHECKS:
-        _NODE_CHECKS.append(check)
+    IR layer needs no knowledge of ops). ``infer=True`` marks a check that compares recorded
+    descs with what inference gives now: ``Session.add_graph`` skips those, since compiling
+    infers every desc again."""
+    if all(check is not c for c, _ in _NODE_CHECKS):
+        _NODE_CHECKS.append((check, infer))
 
 
-def _node_checks(graph: Graph) -> Iterator[str]:
+def register_graph_check(check: GraphCheck) -> None:
+    """Add a whole-graph op-level check to ``Graph.verify``, run on the root graph and on each
+    subgraph (``ge.ops`` checks graph input indexes this way)."""
+    if check not in _GRAPH_CHECKS:
+        _GRAPH_CHECKS.append(check)
+
+
+def _op_checks(graph: Graph, infer: bool) -> Iterator[str]:
+    checks = [c for c, needs_infer in _NODE_CHECKS if infer or not needs_infer]
     for node in graph._nodes.values():
-        for check in _NODE_CHECKS:
+        for check in checks:
             yield from check(node)
+    for graph_check in _GRAPH_CHECKS:
+        yield from graph_check(graph)
 
 
-def verify_graph(graph: Graph, *, ops: bool = True) -> None:
+def verify_graph(graph: Graph, *, ops: bool = True, infer: bool = True) -> None:
+    """``Graph.verify``; ``infer=False`` leaves out the checks that compare recorded descs with
+    inference (what ``Session.add_graph`` checks: everything that would stop a run)."""
     graphs = [graph]
     if graph._parent_graph is None:
         graphs += graph._subgraphs.values()
     problems = [f"[{g._name}] {p}" for g in graphs for p in _problems(g)]
     if ops and not problems:  # op-level checks assume the structure is sound
-        problems = [f"[{g._name}] {p}" for g in graphs for p in _node_checks(g)]
+        problems = [f"[{g._name}] {p}" for g in graphs for p in _op_checks(g, infer)]
     if problems:
         raise GraphError(
             f"Graph '{graph._name}' failed verification:\n  - " + "\n  - ".join(problems)

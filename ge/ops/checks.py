@@ -19,7 +19,7 @@ from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import find_op
 from ge.ops.schema import OpDef
 
-__all__ = ["check_node"]
+__all__ = ["check_descs", "check_node"]
 
 
 def check_node(node: Node) -> Iterator[str]:
@@ -48,7 +48,6 @@ def check_node(node: Node) -> Iterator[str]:
                 f"{stored.type.name}, the op declares {attr.type.name}"
             )
     yield from _subgraph_slots(node, op)
-    yield from _descs_match(node)
 
 
 def _subgraph_slots(node: Node, op: OpDef) -> Iterator[str]:
@@ -69,7 +68,17 @@ def _subgraph_slots(node: Node, op: OpDef) -> Iterator[str]:
             )
 
 
-def _descs_match(node: Node) -> Iterator[str]:
+def check_descs(node: Node) -> Iterator[str]:
+    """Whether ``node``'s recorded output descs are what its op's infer rule gives now (only
+    for a node that fits its op; ``check_node`` reports one that does not)."""
+    op = find_op(node._type)
+    if op is None:
+        return
+    try:
+        input_groups(op, node)
+        output_groups(op, node)
+    except GeError:
+        return
     try:
         inferred = infer_node(node)
     except GeError as e:
@@ -84,3 +93,4 @@ def _descs_match(node: Node) -> Iterator[str]:
 
 
 register_node_check(check_node)
+register_node_check(check_descs, infer=True)

@@ -32,6 +32,7 @@ from ge.compiler.pipeline import copy_graph
 from ge.compiler.plan import Plan
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.ge_global.geapi import is_initialized
+from ge.graph._verify import verify_graph
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
@@ -163,7 +164,12 @@ class Session:
     def add_graph(
         self, graph_id: int, add_graph: Graph, options: dict[str, str] | None = None
     ) -> int:
-        """Add ``add_graph`` under ``graph_id`` (a snapshot of it); returns 0."""
+        """Add ``add_graph`` under ``graph_id`` (a snapshot of it); returns 0.
+
+        The graph must be able to run: ``GeError`` ``"AddGraph failed; graph_id=N; ..."``
+        lists what ``Graph.verify()`` finds (duplicate or missing input indexes, a Const
+        without its value, unconnected required inputs, ...), except recorded descs that
+        differ from inference, which compiling recomputes anyway."""
         _check_graph_id(graph_id)
         if not isinstance(add_graph, Graph):
             raise GeTypeError(f"Add_graph must be a Graph, got {type(add_graph).__name__}")
@@ -178,7 +184,9 @@ class Session:
                 )
             try:
                 snapshot = copy_graph(add_graph)
-                snapshot.verify(ops=False)
+                # everything that would stop a run (structure, ports, attributes, input
+                # indexes, Const values) but not stale descs: compiling infers them again
+                verify_graph(snapshot, infer=False)
             except GeError as e:
                 raise GeError("AddGraph", str(e), graph_id=graph_id) from e
             self._graphs[graph_id] = _Entry(snapshot, graph_options)

@@ -13,6 +13,11 @@ Decisions where GE-PY is silent or undefined:
   would read past the end of the buffer). Nested lists are flattened.
 - ``get_data()`` on a device tensor copies the data back for reading; the tensor stays on the
   device.
+- A device tensor whose memory was freed behind its back (``ge.runtime.free`` on its address)
+  raises ``GeError`` naming that when read, copied or moved; printing shows
+  ``<freed device memory>``, and collecting it does not free the address a second time.
+- A tensor whose desc has unknown dims (``-1``, as a file may hold) raises ``GeValueError``
+  when its data is read; printing shows ``<N bytes>``.
 
     >>> t = Tensor([1, 2, 3, 4], None, DataType.DT_INT32, Format.FORMAT_ND, [2, 2])
     >>> t.get_data(), t.shape, t.data_type.name
@@ -21,6 +26,7 @@ Decisions where GE-PY is silent or undefined:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import weakref
@@ -31,6 +37,7 @@ import numpy as np
 from typing_extensions import Self
 
 from ge._device import device_memory
+from ge._device.memory import DeviceMemory, DeviceMemoryError
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import (
     FLOAT_TYPES,
@@ -52,6 +59,13 @@ def _element_count(shape: Shape) -> int:
     for d in shape:
         count *= d
     return count
+
+
+def _free_device_block(memory: DeviceMemory, addr: int) -> None:
+    """A device tensor's finalizer: free its block, unless that was done behind its back
+    (a finalizer that raises only prints a traceback, at collection or at exit)."""
+    with contextlib.suppress(DeviceMemoryError):
+        memory.free(addr)
 
 
 def _check_shape(shape: object) -> Shape:
@@ -281,17 +295,31 @@ class Tensor:
     def _raw(self) -> np.ndarray | None:
         self._check_not_donated()
         if self._device_addr is not None:
-            out: np.ndarray = device_memory().view(self._device_addr, self.nbytes).copy()
+            try:
+                out: np.ndarray = device_memory().view(self._device_addr, self.nbytes).copy()
+            except DeviceMemoryError as e:
+                raise GeError(
+                    f"this Tensor's device memory ({self.nbytes} bytes at "
+                    f"{self._device_addr:#x}) is no longer live: it was freed while the tensor "
+                    f"still used it ({e}); keep the memory until the tensor is done with it"
+                ) from None
             return out
         return self._bytes
 
     def numpy(self) -> np.ndarray:
         """A fresh numpy array with the tensor's dtype and shape (ours)."""
-        raw = self._raw()
+        return self._as_array(self._raw())
+
+    def _as_array(self, raw: np.ndarray | None) -> np.ndarray:
         shape = tuple(self._desc.get_shape())
         np_dtype = numpy_dtype(self._desc.get_data_type())
         if raw is None:
             return np.zeros((0,), dtype=np_dtype)
+        if any(d < 0 for d in shape):
+            raise GeValueError(
+                f"Tensor shape {list(shape)} has unknown dims, so its {raw.size} bytes cannot "
+                f"be read as an array; set a known shape first"
+            )
         need = _element_count(Shape(shape)) * np_dtype.itemsize
         if raw.size < need:
             raise GeError(
@@ -324,11 +352,16 @@ class Tensor:
             raise GeValueError("to_device: the Tensor is already on the device")
         raw = self._bytes if self._bytes is not None else np.zeros(0, np.uint8)
         memory = device_memory()
-        addr = memory.malloc(int(raw.size), owner="ge.graph.Tensor")
+        try:
+            addr = memory.malloc(int(raw.size), owner="ge.graph.Tensor")
+        except DeviceMemoryError as e:
+            raise GeError(
+                f"to_device: cannot allocate {raw.size} bytes of device memory: {e}"
+            ) from None
         memory.view(addr, int(raw.size))[:] = raw
         self._device_addr = addr
         self._device_nbytes = int(raw.size)
-        self._finalizer = weakref.finalize(self, memory.free, addr)
+        self._finalizer = weakref.finalize(self, _free_device_block, memory, addr)
         self._bytes = None
         self._placement = Placement.PLACEMENT_DEVICE
         return self
@@ -447,7 +480,11 @@ class Tensor:
         if self._bytes is None and self._device_addr is None:
             return "<empty>"
         try:
-            flat = self.numpy().reshape(-1)
+            raw = self._raw()
+        except GeError:
+            return "<freed device memory>"
+        try:
+            flat = self._as_array(raw).reshape(-1)
         except GeError:
             return f"<{self.nbytes} bytes>"
         items = ", ".join(str(x) for x in flat[:_PREVIEW])

@@ -30,6 +30,7 @@ outside node both fed by the group and feeding it) is refused. The pass is the p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -78,16 +79,40 @@ FUSIBLE: Callable[[Node], bool] = _fusible
 
 def _scalar_const(port: Port) -> bool:
     """A one-element Const: it goes into the body as a parameter, not as an input."""
-    value = const_array(port[0])
-    return port[0].type == "Const" and value is not None and value.size == 1
+    node = port[0]
+    if node.type != "Const":
+        return False
+    stored = node._attrs.get("value")
+    if stored is None or not isinstance(stored.value, Tensor):
+        return False
+    if math.prod(stored.value._desc._shape) != 1:  # sized by its desc, without reading it
+        return False
+    value = const_array(node)
+    return value is not None and value.size == 1
 
 
 @dataclass
 class _Group:
     shape: tuple[int, ...]
     members: list[Node] = field(default_factory=list)
-    mask: int = 0  # bit i set: the node with topological index i is a member
+    ids: set[int] = field(default_factory=set)  # id() of every member
     reduction: Node | None = None  # a reduction whose elementwise epilogue the others are
+    # what the members read that is not a scalar Const, by (id(producer), port); producers
+    # inside the group are filtered out where it is counted (``_input_count``)
+    reads: dict[tuple[int, int], Port] = field(default_factory=dict)
+
+    @staticmethod
+    def of(node: Node, reduction: Node | None = None) -> _Group:
+        reads = {(id(e[0]), e[1]): e for e in node._in_edges if e is not None}
+        reads = {k: e for k, e in reads.items() if not _scalar_const(e)}
+        return _Group(_shape(node), [node], {id(node)}, reduction, reads)
+
+    def absorb(self, other: _Group) -> None:
+        self.members += other.members
+        self.ids |= other.ids
+        self.reduction = self.reduction or other.reduction
+        for key, port in other.reads.items():
+            self.reads.setdefault(key, port)
 
     def outside_inputs(self) -> list[Port]:
         inside = {id(m) for m in self.members}
@@ -124,23 +149,51 @@ def _epilogue_head(node: Node, consumer: Node) -> bool:
     )
 
 
+# Nodes one cycle check may visit before it gives up and refuses the merge (so a pass stays
+# linear in the graph: chains and wide DAGs need a handful; only a dense tangle needs more).
+_CYCLE_SEARCH_LIMIT = 1024
+
+
 @dataclass
 class _Fusion:
-    """State of one pass: topological index, ancestor sets and group of every node."""
+    """State of one pass: topological index and group of every node."""
 
     index: dict[int, int]
-    ancestors: dict[int, int]
     group_of: dict[int, _Group] = field(default_factory=dict)
 
-    def creates_cycle(self, members: list[Node], mask: int) -> bool:
-        """Whether some outside producer of ``members`` depends on one of them."""
-        for m in members:
-            for e in m._in_edges:
-                if e is None or mask >> self.index[id(e[0])] & 1:
-                    continue
-                if self.ancestors[id(e[0])] & mask:
-                    return True
+    def creates_cycle(self, a: _Group, b: _Group) -> bool:
+        """Whether some outside producer of ``a`` + ``b`` depends on one of their members.
+
+        A backward search from the outside producers, through data and control inputs. A path
+        from a member to a producer only runs through nodes placed after the first member, so
+        the search stops at earlier ones (for a chain, at once)."""
+        inside = a.ids | b.ids
+        first = min(self.index[i] for i in inside)
+        stack = [
+            e[0]
+            for m in (*a.members, *b.members)
+            for e in m._in_edges
+            if e is not None and id(e[0]) not in inside
+        ]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in inside:
+                return True
+            if id(node) in seen or self.index[id(node)] < first:
+                continue
+            seen.add(id(node))
+            if len(seen) > _CYCLE_SEARCH_LIMIT:
+                return True  # undecided within the limit: do not merge
+            stack += [e[0] for e in node._in_edges if e is not None]
+            stack += node._in_ctrl
         return False
+
+
+def _input_count(a: _Group, b: _Group) -> int:
+    """Outside inputs of ``a`` + ``b`` (what ``outside_inputs`` of the union counts)."""
+    keys = a.reads.keys() | b.reads.keys()
+    return sum(1 for k in keys if k[0] not in a.ids and k[0] not in b.ids)
 
 
 JoinRule = Callable[[_Fusion, _Group, _Group], bool]
@@ -150,11 +203,8 @@ JOIN_RULES: tuple[tuple[str, JoinRule], ...] = (
     ("same output shape", lambda f, a, b: a.shape == b.shape),
     ("one reduction per body", lambda f, a, b: a.reduction is None or b.reduction is None),
     ("body size limit", lambda f, a, b: len(a.members) + len(b.members) <= MAX_GROUP),
-    (
-        "input limit",
-        lambda f, a, b: len(_Group(a.shape, a.members + b.members).outside_inputs()) <= _MAX_INPUTS,
-    ),
-    ("stays acyclic", lambda f, a, b: not f.creates_cycle(a.members + b.members, a.mask | b.mask)),
+    ("input limit", lambda f, a, b: _input_count(a, b) <= _MAX_INPUTS),
+    ("stays acyclic", lambda f, a, b: not f.creates_cycle(a, b)),
 )
 
 
@@ -164,30 +214,21 @@ def _may_join(fusion: _Fusion, a: _Group, b: _Group) -> bool:
 
 def _groups(graph: Graph, min_ops: int) -> list[_Group]:
     order, _ = topological_order(graph)
-    fusion = _Fusion({id(n): i for i, n in enumerate(order)}, {})
+    fusion = _Fusion({id(n): i for i, n in enumerate(order)})
     for node in order:
-        mask = 0
-        for src in [e[0] for e in node._in_edges if e is not None] + list(node._in_ctrl):
-            mask |= fusion.ancestors[id(src)] | 1 << fusion.index[id(src)]
-        fusion.ancestors[id(node)] = mask
         if not FUSIBLE(node):
             continue
-        group = _Group(_shape(node), [node], 1 << fusion.index[id(node)])
+        group = fusion.group_of[id(node)] = _Group.of(node)
         for e in node._in_edges:
             if e is not None and id(e[0]) not in fusion.group_of and _epilogue_head(e[0], node):
-                head = e[0]
-                fusion.group_of[id(head)] = _Group(
-                    _shape(head), [head], 1 << fusion.index[id(head)], head
-                )
+                fusion.group_of[id(e[0])] = _Group.of(e[0], reduction=e[0])
             producer = fusion.group_of.get(id(e[0])) if e is not None else None
             if producer is None or producer is group or not _may_join(fusion, producer, group):
                 continue
-            producer.members += group.members
-            producer.mask |= group.mask
-            producer.reduction = producer.reduction or group.reduction
+            producer.absorb(group)
+            for m in group.members:
+                fusion.group_of[id(m)] = producer
             group = producer
-        for m in group.members:
-            fusion.group_of[id(m)] = group
     unique = {
         id(g): g
         for g in fusion.group_of.values()
@@ -209,10 +250,9 @@ def _exported(group: _Group, graph_outputs: set[tuple[int, int]]) -> list[Node]:
 
 def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node]) -> Graph:
     root = graph._root()
-    taken = set(root._subgraphs) | {root.name}
     name = f"{group.members[-1].name}_fused_body"
     k = 1
-    while name in taken:
+    while name in root._subgraphs or name == root.name:
         name, k = f"{group.members[-1].name}_fused_body_{k}", k + 1
     body = Graph(name)
     ports: dict[tuple[int, int], Port] = {}

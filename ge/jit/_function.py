@@ -18,8 +18,9 @@ outputs are written over their memory where ``PlanRunner.aliasable`` says it is 
 Retraces are explained on the ``ge.jit`` logger, one line each: the function, its
 ``file:line``, the trace count and what changed against the previous trace
 (``x: float32[3, 4] -> float32[5, 4]``). The fifth trace, and every tenth after it, logs a
-summary naming the argument that changed most often, and per-trace lines stop after the
-fifth (as TensorFlow's retracing warning does).
+summary naming the argument that changed in the most retraces, and per-trace lines stop after
+the fifth (as TensorFlow's retracing warning does). Both count traces made for calls, not
+``.trace()`` inspections; ``cache_info()`` counts exactly under concurrent callers.
 """
 
 from __future__ import annotations
@@ -358,7 +359,12 @@ class JitFunction:
         self._cache: dict[Any, _Entry] = {}
         self._fast: dict[Any, _Entry] = {}
         self._lock = threading.RLock()
+        # cache_info's counters, changed only under _counts: calls come from any thread
+        self._counts = threading.Lock()
         self._hits = self._misses = self._traces = 0
+        # retrace explanations (under _lock, as compiles are): traces made for calls, the
+        # retraces among them, and in how many of those each argument changed
+        self._compiles = self._retraces = 0
         self._last: _Signature | None = None
         self._causes: Counter[str] = Counter()
 
@@ -367,7 +373,8 @@ class JitFunction:
         if not kwargs and not self._static_nums:  # the fast path: arrays only, seen before
             entry = self._fast.get(_fast_key(args))
             if entry is not None:
-                self._hits += 1
+                with self._counts:
+                    self._hits += 1
                 return entry.runner.call(args)[0] if entry.single else entry.run(args)
         if _tracing(args, kwargs):  # called from inside another trace: trace inline
             return self._fun(*args, **kwargs)
@@ -412,14 +419,17 @@ class JitFunction:
     ) -> _Entry:
         key = signature.key()
         entry = self._cache.get(key)
-        if entry is not None:
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    with self._counts:
+                        self._misses += 1
+                    entry = self._cache[key] = self._compile(signature, args, kwargs, background)
+                    return entry
+        # a hit, also when another thread compiled the entry while this one waited
+        with self._counts:
             self._hits += 1
-            return entry
-        with self._lock:
-            entry = self._cache.get(key)
-            if entry is None:
-                self._misses += 1
-                entry = self._cache[key] = self._compile(signature, args, kwargs, background)
         return entry
 
     def trace(self, *args: Any, **kwargs: Any) -> Graph:
@@ -438,7 +448,10 @@ class JitFunction:
         return Lowered(entry)
 
     def cache_info(self) -> CacheInfo:
-        return CacheInfo(self._hits, self._misses, self._traces, len(self._cache))
+        """Calls served by a cached trace (``hits``) and calls that traced (``misses``), all
+        traces (``.trace()`` inspections too) and cached entries. Exact under threads."""
+        with self._counts:
+            return CacheInfo(self._hits, self._misses, self._traces, len(self._cache))
 
     def clear_cache(self) -> None:
         """Forget every trace (the next call traces again, and its log line says why)."""
@@ -531,6 +544,8 @@ class JitFunction:
     def _trace(
         self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Graph, TreeDef, dict[int, Any]]:
+        with self._counts:  # an attempt counts, as it does in the retrace summary
+            self._traces += 1
         builder = GraphBuilder(_graph_name(self._name))
         builder._trace_note = f"@ge.jit function {self._name} ({self._where})"
         holders: list[Any] = []
@@ -547,7 +562,6 @@ class JitFunction:
             )
             k += 1
         call_args, call_kwargs = self._rebuild(signature, holders, args, kwargs)
-        self._traces += 1
         result = self._fun(*call_args, **call_kwargs)
         out_leaves, out_tree = flatten(result)
         outputs: list[TensorHolder] = []
@@ -597,39 +611,54 @@ class JitFunction:
 
     # --- retrace explanations ---------------------------------------------------------------------
     def _explain(self, signature: _Signature) -> None:
+        """Log why a call traces again. Counts only traces made for calls (``.trace()``
+        inspections are not retraces), and each argument at most once per retrace, so the
+        summary's "changed in k of the n retraces" has k <= n."""
         previous, self._last = self._last, signature
+        self._compiles += 1
         if previous is None:
             return
+        self._retraces += 1
         causes = _differences(previous, signature)
-        for cause in causes:
-            self._causes[cause.split(":")[0]] += 1
-        count = self._traces + 1
+        self._causes.update(list(dict.fromkeys(arg for arg, _ in causes if arg)))  # in order
+        count = self._compiles
         where = f"{self._name} ({self._where})"
         if count < _SUMMARY_AT:
-            logger.warning("ge.jit: retracing %s, trace %d: %s", where, count, "; ".join(causes))
+            text = "; ".join(cause for _, cause in causes if cause)
+            logger.warning("ge.jit: retracing %s, trace %d: %s", where, count, text)
         elif count == _SUMMARY_AT or (count - _SUMMARY_AT) % _SUMMARY_EVERY == 0:
-            (arg, times), *_ = self._causes.most_common(1) or [("?", 0)]
+            top = self._causes.most_common(1)
+            changed = (
+                f"{top[0][0]} changed in {top[0][1]} of the {self._retraces} retraces"
+                if top
+                else f"the {self._retraces} retraces followed clear_cache()"
+            )
             logger.warning(
-                "ge.jit: %s has been traced %d times; %s changed in %d of the %d retraces. "
+                "ge.jit: %s has been traced %d times; %s. "
                 "Each new shape, dtype, structure or static value traces and compiles again: "
                 "keep shapes fixed (pad or bucket them) and pass values that vary as arrays, "
                 "not as static arguments or Python scalars",
                 where,
                 count,
-                arg,
-                times,
-                count - 1,
+                changed,
             )
 
 
-def _differences(old: _Signature, new: _Signature) -> list[str]:
+def _differences(old: _Signature, new: _Signature) -> list[tuple[str, str]]:
+    """What changed between two signatures: ``(argument, description)`` pairs, the argument
+    ``""`` where none changed (the cache was cleared)."""
     if old.trees != new.trees:
         before = ", ".join(f"{n}={t}" for n, t in old.trees)
         after = ", ".join(f"{n}={t}" for n, t in new.trees)
-        return [f"argument structure: {before} -> {after}"]
+        old_trees, new_trees = dict(old.trees), dict(new.trees)
+        names = dict.fromkeys([*old_trees, *new_trees])
+        changed = [n for n in names if old_trees.get(n) != new_trees.get(n)]
+        text = f"argument structure: {before} -> {after}"
+        return [(changed[0], text), *((n, "") for n in changed[1:])]
+    owners = [name for name, tree in new.trees for _ in paths(tree)]
     causes = [
-        f"{b.path}: {a} -> {b}"
-        for a, b in zip(old.leaves, new.leaves, strict=True)
+        (owner, f"{b.path}: {a} -> {b}")
+        for owner, a, b in zip(owners, old.leaves, new.leaves, strict=True)
         if not a.same(b)
     ]
     old_static = dict(old.static)
@@ -645,10 +674,10 @@ def _differences(old: _Signature, new: _Signature) -> list[str]:
         if same_object:  # the same object, changed attributes
             was, now = dict(previous.fingerprint), dict(value.fingerprint)
             changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
-            causes.append(f"{name}: attributes {', '.join(changed)} changed")
+            causes.append((name, f"{name}: attributes {', '.join(changed)} changed"))
             continue
-        causes.append(f"{name}: static {previous!r} -> {value!r}")
-    return causes or ["(same signature: the cache was cleared)"]
+        causes.append((name, f"{name}: static {previous!r} -> {value!r}"))
+    return causes or [("", "(same signature: the cache was cleared)")]
 
 
 class _BoundJit:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import linecache
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -84,6 +85,41 @@ def test_concurrent_first_calls_trace_once() -> None:
     for r in results:
         np.testing.assert_array_equal(r, x * 2.0)
     assert f.cache_info().traces == 1
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["first-calls", "cached"])
+def test_cache_info_counts_every_call_from_several_threads(cached: bool) -> None:
+    """Calls waiting while another thread traces count as hits, and no count is lost."""
+
+    @ge.jit
+    def f(x):
+        return x * 2.0
+
+    x = _f32(8)
+    if cached:
+        f(x)
+    n_threads, calls = 8, 200
+    start = threading.Barrier(n_threads)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(calls):
+            f(x)
+            f(x=x)  # by keyword: the slow path's lookup
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work) for _ in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(previous)
+    info = f.cache_info()
+    total = 2 * n_threads * calls + (1 if cached else 0)
+    assert (info.hits + info.misses, info.misses, info.traces, info.entries) == (total, 1, 1, 1)
 
 
 # --- what a retrace says --------------------------------------------------------------------------
@@ -245,6 +281,52 @@ def test_fifth_trace_is_summarised_then_quiet_until_the_fifteenth(
         f"ge.jit: {where(f)} has been traced 25 times; x changed in 23 of the 24 retraces. "
         + SUMMARY_TAIL
     ]
+
+
+def test_summary_counts_an_argument_once_per_retrace(jit_log: Callable[[], list[str]]) -> None:
+    @ge.jit
+    def f(p):
+        return p["a"] + p["b"]
+
+    for size in range(1, 6):  # both leaves of p change each time
+        f({"a": _f32(size), "b": _f32(size)})
+    assert jit_log()[-1] == (
+        f"ge.jit: {where(f)} has been traced 5 times; p changed in 4 of the 4 retraces. "
+        + SUMMARY_TAIL
+    )
+
+
+def test_summary_counts_stay_consistent_when_traces_fail(jit_log: Callable[[], list[str]]) -> None:
+    """Calls that fail while tracing (a dtype ge has no type for) are traces in both counts."""
+
+    @ge.jit
+    def f(x):
+        return x + 1
+
+    for size in range(1, 6):
+        if size % 2:
+            f(_f32(size))
+        else:
+            with pytest.raises(GeTypeError, match="has no GE DataType"):
+                f(np.array(["a"] * size))
+    assert jit_log()[-1] == (
+        f"ge.jit: {where(f)} has been traced 5 times; x changed in 4 of the 4 retraces. "
+        + SUMMARY_TAIL
+    )
+    assert f.cache_info().traces == 5
+
+
+def test_trace_inspections_are_not_retraces(jit_log: Callable[[], list[str]]) -> None:
+    @ge.jit
+    def f(x):
+        return x * 2.0
+
+    for size in range(1, 5):
+        f.trace(_f32(size))
+    f(_f32(1))
+    f(_f32(2))
+    assert jit_log() == [f"ge.jit: retracing {where(f)}, trace 2: x: float32[1] -> float32[2]"]
+    assert f.cache_info().traces == 6  # every trace, inspections included
 
 
 def test_messages_go_to_the_ge_jit_logger_as_warnings(caplog: pytest.LogCaptureFixture) -> None:

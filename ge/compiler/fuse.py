@@ -100,16 +100,18 @@ class _Group:
     # what the members read that is not a scalar Const, by (id(producer), port); producers
     # inside the group are filtered out where it is counted (``_input_count``)
     reads: dict[tuple[int, int], Port] = field(default_factory=dict)
+    first: int = 0  # the smallest topological index of a member
 
     @staticmethod
-    def of(node: Node, reduction: Node | None = None) -> _Group:
+    def of(node: Node, index: int, reduction: Node | None = None) -> _Group:
         reads = {(id(e[0]), e[1]): e for e in node._in_edges if e is not None}
         reads = {k: e for k, e in reads.items() if not _scalar_const(e)}
-        return _Group(_shape(node), [node], {id(node)}, reduction, reads)
+        return _Group(_shape(node), [node], {id(node)}, reduction, reads, index)
 
     def absorb(self, other: _Group) -> None:
         self.members += other.members
         self.ids |= other.ids
+        self.first = min(self.first, other.first)
         self.reduction = self.reduction or other.reduction
         for key, port in other.reads.items():
             self.reads.setdefault(key, port)
@@ -168,13 +170,9 @@ class _Fusion:
         from a member to a producer only runs through nodes placed after the first member, so
         the search stops at earlier ones (for a chain, at once)."""
         inside = a.ids | b.ids
-        first = min(self.index[i] for i in inside)
-        stack = [
-            e[0]
-            for m in (*a.members, *b.members)
-            for e in m._in_edges
-            if e is not None and id(e[0]) not in inside
-        ]
+        first = min(a.first, b.first)
+        # the outside producers (scalar Consts, left out of ``reads``, have no inputs)
+        stack = [e[0] for k, e in (a.reads | b.reads).items() if k[0] not in inside]
         seen: set[int] = set()
         while stack:
             node = stack.pop()
@@ -218,10 +216,11 @@ def _groups(graph: Graph, min_ops: int) -> list[_Group]:
     for node in order:
         if not FUSIBLE(node):
             continue
-        group = fusion.group_of[id(node)] = _Group.of(node)
+        group = fusion.group_of[id(node)] = _Group.of(node, fusion.index[id(node)])
         for e in node._in_edges:
             if e is not None and id(e[0]) not in fusion.group_of and _epilogue_head(e[0], node):
-                fusion.group_of[id(e[0])] = _Group.of(e[0], reduction=e[0])
+                head = e[0]
+                fusion.group_of[id(head)] = _Group.of(head, fusion.index[id(head)], head)
             producer = fusion.group_of.get(id(e[0])) if e is not None else None
             if producer is None or producer is group or not _may_join(fusion, producer, group):
                 continue

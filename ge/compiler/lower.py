@@ -10,6 +10,7 @@ one arena, reusing space by liveness.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,22 @@ class LowerContext:
         return _reference_task(self, self.run_subgraph)
 
 
+def _reference_inputs(
+    ctx: LowerContext, groups: list[list[int]], views: Sequence[np.ndarray]
+) -> list[Any]:
+    """The reference's inputs per IR input from ``views`` of the connected input buffers."""
+    by_port: dict[int, np.ndarray] = {}
+    it = iter(views)
+    for port, buf in enumerate(ctx.inputs):
+        if buf is not None:
+            by_port[port] = next(it)
+    inputs: list[Any] = []
+    for spec, ports in zip(ctx.op.inputs, groups, strict=True):
+        values = [by_port.get(p) for p in ports]
+        inputs.append(values if spec.dynamic else values[0])
+    return inputs
+
+
 def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask:
     op, node = ctx.op, ctx.node
     groups = input_groups(op, node)
@@ -88,15 +105,7 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
     descs = list(node._output_descs)
 
     def run(views: list[np.ndarray]) -> None:
-        by_port: dict[int, np.ndarray] = {}
-        it = iter(views[: len(present)])
-        for port, buf in enumerate(ctx.inputs):
-            if buf is not None:
-                by_port[port] = next(it)
-        inputs: list[Any] = []
-        for spec, ports in zip(op.inputs, groups, strict=True):
-            values = [by_port.get(p) for p in ports]
-            inputs.append(values if spec.dynamic else values[0])
+        inputs = _reference_inputs(ctx, groups, views[: len(present)])
         exec_ctx = ExecContext(
             op, inputs, ctx.attrs, outputs=descs, subgraphs=subgraphs, run_subgraph=run_subgraph
         )
@@ -115,6 +124,46 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
             out[...] = value
 
     return HostTask(node.name, run, present + ctx.outputs)
+
+
+# what a reference raises for bad input values (an index out of range, say)
+_VALUE_ERRORS = (GeError, ValueError, TypeError, ArithmeticError, IndexError)
+
+
+def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTask]) -> None:
+    """Let the node's kernels say why they failed: after a failed launch (never on a
+    successful run) the op's numpy reference runs on the node's input buffers, and what it
+    raises is the message (``GatherV2 input 'indices' holds 7 at [1], out of range [0, 5)
+    ...``, where the kernel can only return an error status).
+
+    Only where those inputs are still intact then: each buffer is read by the kernel itself
+    (so the memory plan keeps it live) or is a graph input or constant, and no output may
+    share memory with an input. Nodes with subgraphs keep the plain message."""
+    op, node = ctx.op, ctx.node
+    if op.reference is None or node._subgraph_names:
+        return
+    present = [b for b in ctx.inputs if b is not None]
+    fixed = (BufferKind.INPUT, BufferKind.CONST)
+    groups = input_groups(op, node)
+    descs = list(node._output_descs)
+    where = f" ({node.name} built at {node._source})" if node._source else ""
+
+    def explain(views: list[np.ndarray]) -> str | None:
+        inputs = _reference_inputs(ctx, groups, views)
+        assert op.reference is not None
+        try:
+            op.reference(ExecContext(op, inputs, ctx.attrs, outputs=descs))
+        except _VALUE_ERRORS as e:
+            message = str(e)
+            return (message if message.startswith(op.type) else f"{op.type}: {message}") + where
+        return None
+
+    for task in tasks:
+        if not isinstance(task, KernelTask) or task.same_index_inputs or task.explain is not None:
+            continue
+        read = {int(b) for b in task.patch_buf}
+        if all(b in read or ctx.plan.buffers[b].kind in fixed for b in present):
+            task.explain, task.explain_buffers = explain, tuple(present)
 
 
 def _const_buffer(plan: Plan, node: Node) -> int:
@@ -152,6 +201,8 @@ def _lower_node(
     ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan, run_subgraph)
     lowering = LOWERINGS.get(op.type)
     tasks = lowering(ctx) if lowering is not None else None
+    if tasks is not None:
+        _explain_by_reference(ctx, tasks)
     plan.tasks += tasks if tasks is not None else [_reference_task(ctx, run_subgraph)]
 
 
@@ -210,9 +261,10 @@ def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 
 
 def _bind_outputs(graph: Graph, plan: Plan, port_buf: dict[tuple[int, int], int]) -> None:
     sources = [port_buf[(id(n), p)] for n, p in graph_outputs(graph)]
+    uses = Counter(sources)
     for j, src in enumerate(sources):
         spec = plan.buffers[src]
-        written_in_place = spec.kind is BufferKind.INTERMEDIATE and sources.count(src) == 1
+        written_in_place = spec.kind is BufferKind.INTERMEDIATE and uses[src] == 1
         if written_in_place:
             spec.kind, spec.index = BufferKind.OUTPUT, j
             plan.outputs.append(src)

@@ -24,7 +24,7 @@ from ge.error import GeTypeError, GeValueError
 from ge.es.tensor_holder import TensorHolder, innermost
 from ge.es.tensor_like import TensorLike, is_tensor_like, to_const
 from ge.graph._attr import AttrValue
-from ge.graph.graph import Graph
+from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.tensor import Tensor
 from ge.graph.types import AttrValueType, DataType
 from ge.ops.schema import OpDef
@@ -246,6 +246,15 @@ def _input_ports(
     return ports
 
 
+def _count(op: OpDef, name: str, value: Any) -> int:
+    """A ``<out>_num`` argument: an int from 0 to ``MAX_PORTS``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GeTypeError(f"{op.type}: {name} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= MAX_PORTS:
+        raise GeValueError(f"{op.type}: {name} must be in 0..{MAX_PORTS}, got {value}")
+    return value
+
+
 def make_op_function(op: OpDef) -> Callable[..., Any]:
     """The ``ge.es.<OpType>`` function of ``op``."""
     plan, signature = _plan(op)
@@ -270,7 +279,7 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
         attrs: dict[str, Any] = {}
         for entry in plan:
             if entry.role == "count":
-                counts[entry.index] = values[entry.name]
+                counts[entry.index] = _count(op, entry.name, values[entry.name])
             elif entry.role == "subgraph":
                 subgraphs[entry.index] = values[entry.name]
             elif entry.role == "attr":

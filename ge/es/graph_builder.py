@@ -158,8 +158,10 @@ class GraphBuilder:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Make a multi-node call all-or-nothing: on a ``GeError`` the nodes and subgraphs it
-        added are removed and the name counter is restored. Nested calls join the outer one."""
+        """Make a multi-node call all-or-nothing: on any exception (a ``GeError``, a bug's
+        ``KeyError``, a ``KeyboardInterrupt``) the nodes and subgraphs it added are removed and
+        the name counter is restored, then the exception goes on. Nested calls join the outer
+        one."""
         if self._txn_depth:
             self._txn_depth += 1
             try:
@@ -178,7 +180,7 @@ class GraphBuilder:
         self._txn_depth = 1
         try:
             yield
-        except GeError:
+        except BaseException:
             for name in _newest(self._graph._nodes, nodes):
                 self._graph.remove_node(self._graph._nodes[name])
             for name in reversed(_newest(self._graph._subgraphs, subgraphs)):
@@ -461,12 +463,12 @@ class GraphBuilder:
             for i, t in enumerate(outputs or []):
                 self.set_graph_output(t, i)
             self._validate_indexes()
-        except GeError:
+            ordered = [self._outputs[i] for i in sorted(self._outputs)]
+            ports = [(t._node, t._port) for t in ordered]
+            self._add("NetOutput", [ports], name=f"NetOutput_{self.name}", counted=False)
+        except BaseException:  # any failure leaves the builder as it was, to be fixed and rebuilt
             self._outputs = saved
             raise
-        ordered = [self._outputs[i] for i in sorted(self._outputs)]
-        ports = [(t._node, t._port) for t in ordered]
-        self._add("NetOutput", [ports], name=f"NetOutput_{self.name}", counted=False)
         self._graph.set_outputs(ports)
         self._built = True
         return self._graph

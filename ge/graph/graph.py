@@ -23,7 +23,12 @@ from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_att
 from ge.graph.node import Node
 from ge.graph.types import AttrValueType, DumpFormat
 
-__all__ = ["Graph"]
+__all__ = ["MAX_PORTS", "Graph"]
+
+MAX_PORTS = 1 << 16
+"""Most input (or output) ports one node may have. Far above any real op (GE's widest take a
+few thousand tensors); a count beyond it is a mistake, refused before a port is allocated
+(``num_outputs=10**7`` would otherwise take most of a minute and gigabytes to build)."""
 
 
 def _check_node(node: object, what: str) -> Node:
@@ -42,6 +47,13 @@ def _check_count(value: object, what: str) -> int:
     if _check_int(value, what) < 0:
         raise GeValueError(f"{what} must be >= 0, got {value}")
     count: int = int(value)  # type: ignore[call-overload]
+    return count
+
+
+def _check_ports(value: object, what: str) -> int:
+    count = _check_count(value, what)
+    if count > MAX_PORTS:
+        raise GeValueError(f"{what} must be at most {MAX_PORTS} (MAX_PORTS), got {count}")
     return count
 
 
@@ -96,8 +108,8 @@ class Graph:
         """
         if not isinstance(op_type, str) or not op_type:
             raise GeTypeError(f"op_type must be a non-empty str, got {op_type!r}")
-        num_inputs = _check_count(num_inputs, "num_inputs")
-        num_outputs = _check_count(num_outputs, "num_outputs")
+        num_inputs = _check_ports(num_inputs, "num_inputs")
+        num_outputs = _check_ports(num_outputs, "num_outputs")
         in_names = self._port_names(input_names, num_inputs, "input_names")
         out_names = self._port_names(output_names, num_outputs, "output_names")
         if name is None:

@@ -53,12 +53,24 @@ class Shape(list[int]):
         super().__init__(_check_dims(dims or ()))
 
     def get_shape_size(self) -> int:
-        """Element count; 0 for an empty shape (GE's rule), -1 if any dim is unknown."""
+        """Element count; 0 for an empty shape (GE's rule), -1 if any dim is unknown.
+
+        Never raises, wraps or goes negative other than -1. Decisions where GE differs: a
+        product past int64 is exact (a Python int; GE logs an overflow and returns 0, which
+        reads as "empty"), and any other negative dim (invalid, e.g. ``[3, -5]``) also
+        gives -1, "no known size" (GE multiplies it in and returns -15).
+
+        >>> Shape([2**40, 2**40]).get_shape_size() == 2**80, Shape([3, -5]).get_shape_size()
+        (True, -1)
+        """
         if not self:
             return 0
-        if self.is_unknown_shape():
-            return -1
-        return int(np.prod(self, dtype=np.int64))
+        size = 1
+        for d in self:
+            if d < 0:
+                return -1
+            size *= d
+        return size
 
     def is_unknown_shape(self) -> bool:
         """Whether any dim is -1 (unknown dim) or -2 (unknown rank)."""

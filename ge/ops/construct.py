@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeTypeError, GeValueError
 from ge.graph._attr import make_attr_value
-from ge.graph.graph import Graph
+from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import infer_node, producer_desc
@@ -61,10 +61,17 @@ def _output_counts(op: OpDef, given: Sequence[int] | None) -> list[int]:
             f"output_counts has {len(given)} entries for {len(op.outputs)} outputs of {op.type}"
         )
     for spec, count in zip(op.outputs, given, strict=True):
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise GeTypeError(
+                f"{op.type} output '{spec.name}': its count must be an int, "
+                f"got {type(count).__name__}"
+            )
         if not spec.dynamic and count != 1:
             raise GeValueError(f"{op.type} output '{spec.name}' is not dynamic: count must be 1")
-        if count < 0:
-            raise GeValueError(f"output_counts must be >= 0, got {count}")
+        if not 0 <= count <= MAX_PORTS:
+            raise GeValueError(
+                f"{op.type} output '{spec.name}': its count must be in 0..{MAX_PORTS}, got {count}"
+            )
     return list(given)
 
 
@@ -151,7 +158,7 @@ def add_op_node(
                 registered.append(sub)
             graph.set_node_subgraph(node, index, sub)
         node._output_descs = infer_node(node, op)
-    except GeError:
+    except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node
         for sub in registered:
             if graph.get_subgraph(sub.name) is sub:
                 graph.remove_subgraph(sub.name)

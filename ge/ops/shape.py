@@ -672,11 +672,18 @@ _register(
 
 
 def _range_len(start: float, limit: float, delta: float, closed: bool) -> int:
+    for name, v in (("start", start), ("limit", limit), ("delta", delta)):
+        if not math.isfinite(v):
+            raise InferError(f"{name} must be a finite number, got {v}")
     if delta == 0:
         raise InferError("delta must be non-zero")
     span = (limit - start) / delta
-    count = math.ceil(span) if not closed else math.floor(span) + 1
-    return max(count, 0)
+    if not math.isfinite(span):
+        raise InferError(f"(limit - start) / delta = {span} is not a finite element count")
+    count = max(math.ceil(span) if not closed else math.floor(span) + 1, 0)
+    if count >= 1 << 63:
+        raise InferError(f"the range has {count} elements, more than a dim can hold (2**63 - 1)")
+    return count
 
 
 def _range_infer(ctx: InferContext) -> list[Any]:

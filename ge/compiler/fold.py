@@ -49,11 +49,13 @@ def _evaluate(node: Node) -> list[np.ndarray] | None:
         edges = [node._in_edges[p] for p in ports]
         arrays = [None if e is None else const_array(e[0]) for e in edges]
         inputs.append(arrays if spec.dynamic else arrays[0])
+    if sum(max(d._shape.get_shape_size(), 0) for d in node._output_descs) > MAX_FOLD_ELEMENTS:
+        return None  # known to be too big: do not even compute it (a huge Fill or Range)
     try:
         ctx = ExecContext(op, inputs, node_attrs(op, node), outputs=list(node._output_descs))
         results = op.reference(ctx)
-    except (GeError, ValueError, TypeError, ZeroDivisionError, FloatingPointError):
-        return None
+    except (GeError, ValueError, TypeError, ArithmeticError, MemoryError):
+        return None  # includes a result too big to allocate (its size was unknown)
     flat: list[np.ndarray] = []
     for spec, result, group in zip(op.outputs, results, output_groups(op, node), strict=True):
         items = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]

@@ -322,7 +322,7 @@ class Tensor:
             )
         need = _element_count(Shape(shape)) * np_dtype.itemsize
         if raw.size < need:
-            raise GeError(
+            raise GeValueError(
                 f"Tensor holds {raw.size} bytes, but shape {list(shape)} of "
                 f"{self._desc.get_data_type().name} needs {need}"
             )

@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ge._device.memory import DeviceMemoryError
 from ge._options import check_options
 from ge.allocator import Allocator, MemBlock
 from ge.compiler.executable import RESULT_BLOCKS, CompiledGraph, PlanRunner, Target
@@ -96,6 +97,8 @@ class _Repeat:
                 return None
             addr = t._device_addr
             if addr is not None:
+                if t._device_nbytes < need:
+                    return None
                 sources.append(addr)
                 continue
             raw = t._bytes
@@ -105,14 +108,31 @@ class _Repeat:
         return sources
 
 
-# what a failed run raises, as "RunGraph failed; graph_id=N; ..." GeErrors
-_RUN_ERRORS = (GeError, ValueError, TypeError, ArithmeticError, IndexError, MemoryError)
+# what a failed run raises, as "RunGraph failed; graph_id=N; ..." GeErrors (device memory
+# running out is a DeviceMemoryError)
+_RUN_ERRORS = (
+    GeError,
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    IndexError,
+    MemoryError,
+    DeviceMemoryError,
+)
 
 
 def _run_error(graph_id: int, error: BaseException) -> GeError:
-    if isinstance(error, GeError):
-        return GeError("RunGraph", str(error), graph_id=graph_id)
-    return GeError("RunGraph", f"{type(error).__name__}: {error}", graph_id=graph_id)
+    """``RunGraph failed; graph_id=N; <what>``, still a ``ValueError`` or ``TypeError`` when
+    the failure was one (an input that does not fit, as the module docstring promises)."""
+    text = str(error) if isinstance(error, GeError) else f"{type(error).__name__}: {error}"
+    kind = (
+        GeValueError
+        if isinstance(error, ValueError)
+        else GeTypeError
+        if isinstance(error, TypeError)
+        else GeError
+    )
+    return kind("RunGraph", text, graph_id=graph_id)
 
 
 @dataclass
@@ -270,8 +290,10 @@ class Session:
     ) -> list[Tensor]:
         """Run on the caller's thread (no stream hand-off); large outputs are written into
         pooled blocks that the result tensors give back when collected."""
-        places = [_target(n) for n in runner.output_nbytes]
+        places: list[tuple[Target | None, Any]] = []
         try:
+            for nbytes in runner.output_nbytes:
+                places.append(_target(nbytes))
             raw = runner.run(sources, [t for t, _ in places])
         except BaseException as e:
             for _, slot in places:
@@ -303,6 +325,10 @@ class Session:
                 "allocated before it runs; use run_graph",
                 graph_id=graph_id,
             )
+        try:  # a host input short of bytes would only fail on the stream, later
+            _sources(tensors, [plan.buffers[b].nbytes for b in plan.inputs])
+        except GeValueError as e:
+            raise GeValueError("RunGraphWithStreamAsync", str(e), graph_id=graph_id) from e
         allocator = self._allocators.get(target.handle)
         alloc = _device_alloc if allocator is None else _allocator_alloc(allocator)
         outputs: list[tuple[int, Callable[[], None]]] = []
@@ -397,6 +423,11 @@ def _sources(tensors: Sequence[Tensor], nbytes: Sequence[int]) -> list[int | np.
     for i, (tensor, need) in enumerate(zip(tensors, nbytes, strict=True)):
         tensor._check_not_donated()
         if tensor._device_addr is not None:
+            if tensor._device_nbytes < need:  # kernels would read past its block
+                raise GeValueError(
+                    f"inputs[{i}] holds {tensor._device_nbytes} bytes of device memory, its "
+                    f"shape and type need {need}"
+                )
             sources.append(tensor._device_addr)
             continue
         raw = tensor._bytes

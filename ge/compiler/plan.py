@@ -66,6 +66,17 @@ class KernelTask:
     # inputs each element of which is read before the same element of every output is
     # written (elementwise kernels): an output may share memory with one of them
     same_index_inputs: frozenset[int] = frozenset()
+    # host code run only after a launch failed, to say why: it gets views of
+    # ``explain_buffers`` and returns the message, or None (a successful run never calls it)
+    explain: Callable[[list[np.ndarray]], str | None] | None = None
+    explain_buffers: tuple[int, ...] = ()
+
+    def failure_detail(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> str | None:
+        """Why this task's launch at ``addrs`` failed, from ``explain`` (``None`` if it has
+        nothing to say)."""
+        if self.explain is None:
+            return None
+        return self.explain([view(int(addrs[b]), specs[b]) for b in self.explain_buffers])
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         args = self.template.copy()
@@ -239,7 +250,10 @@ class Plan:
         try:
             task.run(addrs, self.buffers)
         except GeError as e:
-            raise GeError(f"node {task.name} failed: {e}") from e
+            detail = None
+            if isinstance(task, KernelTask):  # its own account of the failure, if any
+                detail = task.failure_detail(addrs, self.buffers)
+            raise GeError(f"node {task.name} failed: {detail or e}") from e
         except (ValueError, TypeError, ArithmeticError, IndexError) as e:
             raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
 
@@ -285,7 +299,7 @@ class BoundPlan:
         if self._only:
             failed = self._run_tasks(self._table_addr, self._only)
             if failed:
-                self._fail(failed - 1)
+                self._explain(failed - 1)
             return
         plan, batch = self.plan, self._batch
         if batch is None:
@@ -298,7 +312,18 @@ class BoundPlan:
                 continue
             failed = _launcher.run_tasks(self._table_addr + start * 24, stop - start)
             if failed:
-                self._fail(start + failed - 1)
+                self._explain(start + failed - 1)
+
+    def _explain(self, row: int) -> None:
+        """Raise for the failed kernel of table row ``row``: with the task's own account of
+        the failure where it has one (``KernelTask.explain``), else as ``_fail`` does."""
+        assert self._batch is not None
+        task = self.plan.tasks[self._batch.kernel_index[row]]
+        assert isinstance(task, KernelTask)
+        detail = task.failure_detail(self.addrs, self.plan.buffers)
+        if detail is not None:
+            raise GeError(f"node {task.name} failed: {detail}")
+        self._fail(row)
 
     def _fail(self, row: int) -> None:
         assert self._batch is not None

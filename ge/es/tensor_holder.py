@@ -149,8 +149,8 @@ class TensorHolder:
         holder = self._operand(value)
         return (holder._node, holder._port)
 
-    def _ints(self, values: Sequence[int]) -> TensorHolder:
-        return self._operand(np.asarray(list(values), dtype=np.int64))
+    def _ints(self, values: Sequence[int], what: str = "shape, axes or indexes") -> TensorHolder:
+        return self._operand(np.asarray([_as_int(v, what) for v in values], dtype=np.int64))
 
     # GE-PY's four, plus the reflected forms (the left operand is converted first).
     def __add__(self, other: Any) -> TensorHolder:
@@ -292,7 +292,7 @@ class TensorHolder:
             list(axes[0]) if len(axes) == 1 and isinstance(axes[0], (list, tuple)) else list(axes)
         )
         perm = perm or list(reversed(range(self.ndim)))
-        return self._op("Transpose", self, self._ints(perm))
+        return self._op("Transpose", self, self._ints(perm, "transpose axes"))
 
     def reshape(self, *shape: Any) -> TensorHolder:
         dims = (
@@ -300,7 +300,7 @@ class TensorHolder:
             if len(shape) == 1 and isinstance(shape[0], (list, tuple))
             else list(shape)
         )
-        return self._op("Reshape", self, self._ints(dims))
+        return self._op("Reshape", self, self._ints(dims, "reshape dims"))
 
     def astype(self, dtype: Any) -> TensorHolder:
         target = dtype if isinstance(dtype, DataType) else data_type_from_numpy(dtype)
@@ -317,7 +317,7 @@ class TensorHolder:
         return self._op(
             op_type,
             self,
-            self._ints(axes),
+            self._ints(axes, f"{op_type} axis"),
             attrs={"keep_dims": bool(keepdims), "noop_with_empty_axes": False},
         )
 
@@ -425,6 +425,19 @@ def _is_array_index(item: Any) -> bool:
     return isinstance(item, (TensorHolder, np.ndarray, list)) and not isinstance(item, bool)
 
 
+def _index_array(item: Any) -> np.ndarray:
+    """An integer index array (numpy's rule: integers only; bools are not masks here)."""
+    array = np.asarray(item)
+    if array.size and array.dtype.kind not in "iuO":
+        raise GeTypeError(f"an index array must hold integers, got {array.dtype}: {item!r}")
+    try:
+        return np.asarray(array, dtype=np.int64)  # an object array: Python ints, or not
+    except OverflowError:
+        raise GeValueError(f"an index array must hold int64 values, got {item!r}") from None
+    except (TypeError, ValueError):
+        raise GeTypeError(f"an index array must hold integers, got {item!r}") from None
+
+
 def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
     arrays = [i for i, item in enumerate(key) if _is_array_index(item)]
     if arrays:
@@ -437,9 +450,7 @@ def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
                 "indexing with an array supports one array index with ':' on the other axes"
             )
         indices = x._operand(
-            np.asarray(key[axis], dtype=np.int64)
-            if not isinstance(key[axis], TensorHolder)
-            else key[axis]
+            _index_array(key[axis]) if not isinstance(key[axis], TensorHolder) else key[axis]
         )
         return x._op(  # numpy counts negative indices from the end
             "GatherV2", x, indices, x._ints([axis]), attrs={"negative_index_support": True}
@@ -456,18 +467,19 @@ def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
         elif item is None:
             masks["new_axis_mask"] |= bit
         elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-            b, e = int(item), int(item) + 1
+            b = _as_int(item, "an index")
+            e = b + 1
             masks["shrink_axis_mask"] |= bit
         elif isinstance(item, slice):
-            s = 1 if item.step is None else int(item.step)
+            s = 1 if item.step is None else _as_int(item.step, "a slice step")
             if item.start is None:
                 masks["begin_mask"] |= bit
             else:
-                b = int(item.start)
+                b = _as_int(item.start, "a slice start")
             if item.stop is None:
                 masks["end_mask"] |= bit
             else:
-                e = int(item.stop)
+                e = _as_int(item.stop, "a slice stop")
         else:
             raise GeTypeError(
                 f"unsupported index {item!r}: use ints, slices, None, ... or one integer array"
@@ -476,6 +488,15 @@ def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
         end.append(e)
         strides.append(s)
     return x._op("StridedSlice", x, x._ints(begin), x._ints(end), x._ints(strides), attrs=masks)
+
+
+def _as_int(value: Any, what: str) -> int:
+    """``value`` as an int64 (numpy's index rule: ints only, no floats or bools)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise GeTypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+    if not -(1 << 63) <= int(value) < 1 << 63:
+        raise GeValueError(f"{what} must fit int64, got {value}")
+    return int(value)
 
 
 def _unary(op_type: str) -> Callable[..., TensorHolder]:

@@ -115,7 +115,13 @@ def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarr
     for i, x in enumerate(flat):
         if not isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
             raise GeError(f"Failed to create Tensor: data element {i} is {x!r}, not a number")
-    values = np.zeros(count, dtype=np_dtype)
+    try:
+        values = np.zeros(count, dtype=np_dtype)
+    except (ValueError, MemoryError):
+        raise GeValueError(
+            f"Failed to create Tensor: {count} elements of {data_type.name} are more than "
+            f"can be allocated; check the shape"
+        ) from None
     n = min(count, len(flat))
     if n:
         head = flat[:n]
@@ -202,6 +208,10 @@ class Tensor:
             except ValueError as e:
                 raise GeValueError(
                     f"data: array of shape {data.shape} does not fit shape {list(dims)}: {e}"
+                ) from None
+            except TypeError as e:  # e.g. an object array holding non-numbers
+                raise GeTypeError(
+                    f"data: array of {data.dtype} cannot be converted to {data_type.name}: {e}"
                 ) from None
         if isinstance(data, (bytes, bytearray, memoryview)):
             return _raw_to_bytes(bytes(data), data_type, count, "data")

@@ -96,3 +96,13 @@ def test_str_of_a_loaded_graph_with_such_a_tensor_attribute(tmp_path: Path) -> N
     loaded = Graph("h")
     loaded.load_from_air(path)
     assert "value=tensor<f32[0,-1]><0 bytes>" in str(loaded)
+
+
+def test_a_shape_too_big_to_allocate_is_a_value_error() -> None:
+    with pytest.raises(GeValueError, match="more than can be allocated; check the shape"):
+        Tensor([1.0], shape=[2**70])
+
+
+def test_an_object_array_of_non_numbers_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="cannot be converted to DT_FLOAT"):
+        Tensor(np.array([{}, None], dtype=object), shape=[2])

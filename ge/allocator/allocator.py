@@ -32,13 +32,26 @@ def _check_int(value: object, what: str) -> int:
 
 
 class MemBlock:
-    """A block of device memory: its address and size in bytes (read-only)."""
+    """A block of device memory: its address and size in bytes (read-only).
 
-    __slots__ = ("_addr", "_size")
+    A block from ``ge.runtime.malloc`` also knows its allocation's ``generation`` (a number
+    never reused), so once it is freed it is refused by launches and by ``free`` even when a
+    later allocation got the same address. A block made by hand has generation 0: only its
+    range is checked.
+    """
+
+    __slots__ = ("_addr", "_generation", "_size")
 
     def __init__(self, addr: int, size: int) -> None:
         self._addr = _check_int(addr, "addr")
         self._size = _check_int(size, "size")
+        self._generation = 0
+
+    @classmethod
+    def _of_allocation(cls, addr: int, size: int, generation: int) -> MemBlock:
+        block = cls(addr, size)
+        block._generation = generation
+        return block
 
     @property
     def addr(self) -> int:
@@ -47,6 +60,11 @@ class MemBlock:
     @property
     def size(self) -> int:
         return self._size
+
+    @property
+    def generation(self) -> int:
+        """The generation of the allocation this block was made for (0: unknown)."""
+        return self._generation
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MemBlock):

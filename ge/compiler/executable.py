@@ -291,14 +291,17 @@ class PlanRunner:
                 ws.bound.run()
                 return [view.copy() for view in ws.out_views]
             loans: list[int] = []
+            kernel_loans: list[tuple[int, int]] = []
             try:
-                self._place_inputs(ws, arrays, loans)
+                self._place_inputs(ws, arrays, loans, kernel_loans)
                 results = self._place_outputs(ws)
                 ws.moved = True  # inputs and outputs may be outside the workspace now
                 ws.bound.run()
             finally:
                 for addr in loans:
                     memory.end_loan(addr)
+                for addr, nbytes in kernel_loans:
+                    memory.end_kernel_loan(addr, nbytes)
             if len(results) == len(ws.out_views):
                 return results
             it = iter(results)
@@ -307,15 +310,25 @@ class PlanRunner:
         finally:
             self._free.append(ws)
 
-    def _place_inputs(self, ws: _Workspace, arrays: Sequence[np.ndarray], loans: list[int]) -> None:
+    def _place_inputs(
+        self,
+        ws: _Workspace,
+        arrays: Sequence[np.ndarray],
+        loans: list[int],
+        kernel_loans: list[tuple[int, int]],
+    ) -> None:
         """Large contiguous inputs are read where they are; the rest are staged at home.
-        Adds the addresses lent to device memory to ``loans`` (to end after the run)."""
+        Adds the addresses lent to device memory to ``loans``, and those lent to kernels
+        alone (which check every view against live memory) to ``kernel_loans``, to end
+        after the run."""
         direct, bound, bufs = self._direct, ws.bound, self.plan.inputs
         for k, (view, array) in enumerate(zip(ws.in_views, arrays, strict=True)):
             addr = None
             if array.flags.c_contiguous:
                 if k in direct.inputs:
                     addr = data_address(array)
+                    memory.lend_to_kernels(addr, array.nbytes)
+                    kernel_loans.append((addr, array.nbytes))
                 elif k in direct.lent:
                     addr = _lend(array, loans)
             if addr is None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ge.error import GeError
 from ge.runtime import _launcher, memory
-from ge.runtime.kernel import KernelFunction, run_blocks
+from ge.runtime.kernel import KernelFunction, describe_failure, run_blocks
 from ge.runtime.memory import device_view
 
 __all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan", "kernel_task"]
@@ -83,7 +83,7 @@ class KernelTask:
         args[self.patch_pos] = addrs[self.patch_buf] + self.patch_off
         status = run_blocks(self.function, self.block_dim, args)
         if status:
-            raise GeError(f"kernel {self.function.name} failed (status {status})")
+            raise GeError(describe_failure(self.function.name, status, args))
 
 
 def kernel_task(
@@ -328,7 +328,10 @@ class BoundPlan:
     def _fail(self, row: int) -> None:
         assert self._batch is not None
         task = self.plan.tasks[self._batch.kernel_index[row]]
-        raise GeError(f"node {task.name} failed: kernel {task.name} returned an error")
+        assert isinstance(task, KernelTask)
+        args = task.template.copy()
+        args[task.patch_pos] = self.addrs[task.patch_buf] + task.patch_off
+        raise GeError(f"node {task.name} failed: {describe_failure(task.name, 1, args)}")
 
 
 def _free_all(addresses: list[int]) -> None:

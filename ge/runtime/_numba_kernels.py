@@ -1,7 +1,9 @@
 """Numba side of kernel compilation (imported only when a kernel is compiled).
 
-Registers the compiled form of ``kernel_array`` (an address turned into a pointer and wrapped
-as a 1-D array without copying) and turns a Python kernel into standalone LLVM IR: Numba's
+Registers the compiled form of ``kernel_array`` (the range checked against live device memory
+by a call of ``ge_check_view``, then the address turned into a pointer and wrapped as a 1-D
+array without copying; a refused range raises, so the kernel returns a nonzero status at once)
+and turns a Python kernel into standalone LLVM IR: Numba's
 internal function, a plain C entry point ``name(block_idx, block_dim, args)``, and a
 ``name__ge_status`` twin that also returns Numba's status code so ge can report kernel errors.
 Everything else Numba generated (its Python-facing wrapper, reference counting helpers) is
@@ -18,12 +20,15 @@ from typing import Any
 
 import llvmlite.binding as llvm
 import numba
+from llvmlite import ir as llvm_ir
 from numba import types as nt
-from numba.core import errors
+from numba.core import cgutils, errors
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import cpu_target
 from numba.extending import intrinsic, overload
+from numba.np import numpy_support
 
+from ge._device._guard import CHECK_SYMBOL
 from ge.error import GeError
 from ge.runtime.kernel import kernel_array, tuning_features
 
@@ -44,14 +49,39 @@ def _address_as_pointer(typingctx: Any, addr: Any, dtype: Any) -> Any:
     return signature, codegen
 
 
+@intrinsic  # type: ignore[untyped-decorator]
+def _view_is_live(typingctx: Any, addr: Any, count: Any, itemsize: Any) -> Any:
+    """``ge_check_view(addr, count, itemsize) != 0``: one lookup in the live-range table."""
+    signature = nt.boolean(addr, count, itemsize)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        i64 = llvm_ir.IntType(64)
+        check = cgutils.get_or_insert_function(
+            builder.module,
+            llvm_ir.FunctionType(llvm_ir.IntType(32), [i64, i64, i64]),
+            CHECK_SYMBOL,
+        )
+        values = [
+            context.cast(builder, value, ty, nt.int64)
+            for value, ty in zip(args, sig.args, strict=True)
+        ]
+        answer = builder.call(check, values)
+        return builder.icmp_unsigned("!=", answer, llvm_ir.Constant(answer.type, 0))
+
+    return signature, codegen
+
+
 @overload(kernel_array)  # type: ignore[untyped-decorator]
 def _kernel_array(addr: Any, count: Any, dtype: Any) -> Any:
     if not isinstance(dtype, nt.NumberClass):
         raise errors.TypingError(
             f"kernel_array: dtype must be a numpy scalar type such as np.float32, got {dtype}"
         )
+    itemsize = numpy_support.as_dtype(dtype.dtype).itemsize
 
     def impl(addr: Any, count: Any, dtype: Any) -> Any:
+        if not _view_is_live(addr, count, itemsize):
+            raise IndexError  # the launcher reads which view from the guard's records
         return numba.carray(_address_as_pointer(addr, dtype), count)
 
     return impl
@@ -129,13 +159,16 @@ def _tuned_machine(features: str, tuning: str) -> Any:
     )
 
 
-def kernel_ir(py_kernel: Callable[..., None], name: str, suffix: str) -> tuple[str, str, str]:
-    """``(llvm_ir, cpu_name, cpu_features)`` of ``py_kernel`` exported as ``name``."""
+def kernel_ir(
+    py_kernel: Callable[..., None], name: str, suffix: str, boundscheck: bool = False
+) -> tuple[str, str, str]:
+    """``(llvm_ir, cpu_name, cpu_features)`` of ``py_kernel`` exported as ``name``, with
+    Numba's index bounds checks compiled in if ``boundscheck``."""
     try:
         with _tuned_codegen():
-            dispatcher = numba.njit(_SIGNATURE, error_model="numpy", boundscheck=False, nogil=True)(
-                py_kernel
-            )
+            dispatcher = numba.njit(
+                _SIGNATURE, error_model="numpy", boundscheck=boundscheck, nogil=True
+            )(py_kernel)
     except errors.NumbaError as e:
         raise GeError(f"kernel {name!r} does not compile with Numba: {e}") from None
     result: Any = dispatcher.overloads[_SIGNATURE.args]

@@ -5,17 +5,33 @@ holds the i-th address or scalar appended for the launch, and ``kernel_array(add
 dtype)`` views device memory as a 1-D array inside the kernel.
 
 ``compile_kernel(py_kernel, name)`` returns bytes: a small header (name, target CPU and
-features, ge version) and the kernel's LLVM IR, with Numba's C wrapper replaced by a plain one,
-so the binary needs no Python objects, no Numba runtime and not the source that produced it.
-``load_kernel_binary`` JIT-compiles that IR with llvmlite (Numba is not imported), refusing a
-binary built for CPU features this machine lacks. ``launch_kernel`` runs blocks
-``0..block_dim-1`` on the native thread pool of ``ge.runtime._launcher`` (a Python thread pool
-where there is none), in ``stream`` order.
+features, ge version), the kernel's LLVM IR with Numba's C wrapper replaced by a plain one, the
+machine code built from it, and a SHA-256 of all of that, so the binary needs no Python
+objects, no Numba runtime and not the source that produced it. ``load_kernel_binary``
+JIT-compiles that IR with llvmlite (Numba is not imported), refusing a binary whose digest does
+not match (any mutated byte) or that was built for CPU features this machine lacks.
+``launch_kernel`` runs blocks ``0..block_dim-1`` on the native thread pool of
+``ge.runtime._launcher`` (a Python thread pool where there is none), in ``stream`` order.
 
-Decision (ours): ``args`` items that are addresses should be passed as ``MemBlock``s, device
-``ge.graph.Tensor``s or ``DeviceRange``s; those are checked against live device memory when the
-launch runs, and a range outside it fails the launch instead of writing through a wild
-pointer. Plain ``int`` items are scalars and go in as they are.
+Memory safety (the device's contract: no kernel writes outside the memory it names):
+
+- Inside a compiled kernel, ``kernel_array(addr, count, dtype)`` checks ``[addr, addr +
+  count * itemsize)`` against live device memory once, when the view is made (a lookup in the
+  native table of ``ge._device._guard``, ~10 ns). A view of memory that is not live (a wild
+  int, host memory, past a block's end, a freed block) stops the kernel, and the launch fails
+  with a ``GeError`` naming the kernel, the argument and the range.
+- Indexes into a view are not checked unless ``GE_KERNEL_BOUNDSCHECK=1`` is set when kernels
+  are compiled (it is part of the kernel cache key): then Numba's bounds checks are compiled in
+  and an index past a view fails the launch instead of writing past it. They cost a compare and
+  a branch per access, and they stop the vectorisation of most loops: the 1M-element
+  arithmetic chain runs several times slower. Leave it off in production, turn it on to debug
+  a kernel of your own.
+- ``args`` items that are addresses should be passed as ``MemBlock``s, device
+  ``ge.graph.Tensor``s or ``DeviceRange``s. Those are checked when the launch is queued (a
+  freed block is refused even when its address was reused: a ``MemBlock`` carries its
+  allocation's generation), and they are *in use* until the launch has run, so freeing one
+  meanwhile is deferred, never under the kernel. Plain ``int`` items go in as they are (a
+  kernel that views them is still checked).
 
     >>> import numpy as np
     >>> from ge import runtime
@@ -63,8 +79,10 @@ __all__ = [
 ]
 
 _MAGIC = b"GEKB"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
+_DIGEST = 32  # the SHA-256 of everything before it, at the end of a binary
 _STATUS_SUFFIX = "__ge_status"
+_ENV_BOUNDSCHECK = "GE_KERNEL_BOUNDSCHECK"
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
@@ -85,10 +103,42 @@ def kernel_array(addr: int, count: int, dtype: Any) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class DeviceRange:
-    """An address argument with its extent, checked against live memory at launch."""
+    """An address argument with its extent, checked against live memory at launch.
+    ``generation`` (from ``DeviceRange.of(block)``) also refuses it once the block it came
+    from was freed, even if its address was reused; 0 checks the range alone."""
 
     addr: int
     nbytes: int
+    generation: int = 0
+
+    @classmethod
+    def of(cls, block: MemBlock, offset: int = 0, nbytes: int | None = None) -> DeviceRange:
+        """The range ``[block.addr + offset, +nbytes)`` of ``block`` (to its end by default),
+        tied to the block's generation."""
+        size = block.size - offset if nbytes is None else nbytes
+        if offset < 0 or size < 0 or offset + size > block.size:
+            raise GeValueError(
+                f"DeviceRange.of: offset {offset} and nbytes {size} do not fit in {block!r}"
+            )
+        return cls(block.addr + offset, size, block.generation)
+
+
+def boundscheck_enabled() -> bool:
+    """Whether kernels compiled now get index bounds checks (``GE_KERNEL_BOUNDSCHECK=1``)."""
+    value = os.environ.get(_ENV_BOUNDSCHECK, "0").strip()
+    if value not in ("", "0", "1"):
+        raise GeValueError(f"{_ENV_BOUNDSCHECK} must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+@functools.cache
+def _guarded_llvm() -> Any:
+    """llvmlite, with the view check every kernel calls resolvable by its symbol."""
+    from ge._device._guard import CHECK_SYMBOL  # noqa: PLC0415
+
+    llvm = _llvm()
+    llvm.add_symbol(CHECK_SYMBOL, device_memory().guard().check_address)
+    return llvm
 
 
 # --- compiling ----------------------------------------------------------------------------------
@@ -103,7 +153,9 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
         raise GeValueError(f"name must be an ASCII identifier, got {name!r}")
     from ge.runtime import _numba_kernels  # noqa: PLC0415  (imports numba only when compiling)
 
-    ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX)
+    _guarded_llvm()
+    checks = boundscheck_enabled()
+    ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX, checks)
     _, objects = _jit(ir, None)
     code = objects[0] if len(objects) == 1 else b""
     header = {
@@ -113,18 +165,19 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
         "cpu": cpu,
         "features": features,
         "ge": _ge_version(),
+        "boundscheck": checks,
         "object_bytes": len(code),
-        "object_sha256": hashlib.sha256(code).hexdigest(),
     }
     head = json.dumps(header, sort_keys=True).encode()
-    return _MAGIC + len(head).to_bytes(4, "little") + head + ir.encode() + code
+    body = _MAGIC + len(head).to_bytes(4, "little") + head + ir.encode() + code
+    return body + hashlib.sha256(body).digest()
 
 
 def _jit(ir: str, code: bytes | None) -> tuple[Any, list[bytes]]:
     """An MCJIT engine for ``ir``. With ``code`` (machine code this machine built from the
     same IR earlier) the engine loads it instead of generating code again; without, the code
     it generates is returned too."""
-    llvm = _llvm()
+    llvm = _guarded_llvm()
     try:
         module = llvm.parse_assembly(ir)
         module.verify()
@@ -193,12 +246,19 @@ def target_features() -> str:
     return f"{host},{tuning}" if tuning else host
 
 
-def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
+def _parse_header(data: bytes) -> tuple[dict[str, Any], str, bytes]:
+    """``(header, ir, machine code)`` of a binary whose digest matches its content."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise GeTypeError(f"data must be bytes, got {type(data).__name__}")
     data = bytes(data)
-    if len(data) < 8 or data[:4] != _MAGIC:
+    if len(data) < 8 + _DIGEST or data[:4] != _MAGIC:
         raise GeValueError("data is not a ge kernel binary (bad magic)")
+    data, digest = data[:-_DIGEST], data[-_DIGEST:]
+    if hashlib.sha256(data).digest() != digest:
+        raise GeValueError(
+            "kernel binary is corrupt: its SHA-256 does not match its content (the binary was "
+            "changed or truncated after compile_kernel made it)"
+        )
     size = int.from_bytes(data[4:8], "little")
     try:
         header = json.loads(data[8 : 8 + size])
@@ -219,28 +279,31 @@ def _parse_header(data: bytes) -> tuple[dict[str, Any], str]:
     )
     if not well_formed:
         raise GeValueError("kernel binary is corrupt (malformed header fields)")
-    return header, ir
+    return header, ir, data[len(data) - code :] if code else b""
 
 
-def _machine_code(header: dict[str, Any], data: bytes, llvm: Any) -> bytes | None:
-    """The binary's machine code if it was built for exactly this CPU and is intact (else the
-    IR is compiled again: the code is an optimisation, the IR the source of truth)."""
-    size = header.get("object_bytes", 0)
-    if not isinstance(size, int) or size <= 0 or header.get("cpu") != llvm.get_host_cpu_name():
+def _machine_code(header: dict[str, Any], code: bytes, llvm: Any) -> bytes | None:
+    """The binary's machine code if it was built for exactly this CPU (else the IR is compiled
+    again: the code is an optimisation, the IR the source of truth)."""
+    if not code or header.get("cpu") != llvm.get_host_cpu_name():
         return None
     if header.get("features") != llvm.get_host_cpu_features().flatten():
         return None
-    code = bytes(data[len(data) - size :])
-    return code if hashlib.sha256(code).hexdigest() == header.get("object_sha256") else None
+    return code
 
 
 def _unresolved_symbols(module: Any) -> list[str]:
     """External functions/globals of ``module`` this process cannot supply (calling one would
     jump to address 0)."""
     process = ctypes.CDLL(None)
+    llvm = _llvm()
     names = [f.name for f in module.functions if f.is_declaration]
     names += [g.name for g in module.global_variables if g.is_declaration]
-    return [n for n in names if not n.startswith("llvm.") and not hasattr(process, n)]
+    return [
+        n
+        for n in names
+        if not n.startswith("llvm.") and not hasattr(process, n) and not llvm.address_of_symbol(n)
+    ]
 
 
 def _missing_features(wanted: str, have: str) -> list[str]:
@@ -272,8 +335,8 @@ class KernelBinary:
     """A loaded kernel binary; ``get_function(name)`` returns its entry points."""
 
     def __init__(self, data: bytes) -> None:
-        header, ir = _parse_header(data)
-        llvm = _llvm()
+        header, ir, code = _parse_header(data)
+        llvm = _guarded_llvm()
         missing = _missing_features(
             header.get("features", ""), llvm.get_host_cpu_features().flatten()
         )
@@ -282,7 +345,7 @@ class KernelBinary:
                 f"kernel binary was built for CPU {header.get('cpu')!r}; this machine "
                 f"lacks {', '.join(missing[:8])}"
             )
-        self._engine, _ = _jit(ir, _machine_code(header, data, llvm))
+        self._engine, _ = _jit(ir, _machine_code(header, code, llvm))
         self._functions: dict[str, KernelFunction] = {}
         for fname in header.get("functions", []):
             address = self._engine.get_function_address(fname)
@@ -319,45 +382,72 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's p
     os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
-def _ranges(args: Sequence[Any]) -> tuple[list[int], list[tuple[int, int]]]:
+_Range = tuple[int, int, int]  # (addr, nbytes, generation or 0)
+
+
+def _ranges(args: Sequence[Any]) -> tuple[list[int], list[_Range], list[int]]:
+    """The packed values of ``args``, the device ranges among them, and each range's index."""
     values: list[int] = []
-    ranges: list[tuple[int, int]] = []
+    ranges: list[_Range] = []
+    where: list[int] = []
     for i, arg in enumerate(args):
         if isinstance(arg, MemBlock):
-            ranges.append((arg.addr, arg.size))
-            values.append(arg.addr)
+            ranges.append((arg.addr, arg.size, arg.generation))
         elif isinstance(arg, DeviceRange):
-            ranges.append((arg.addr, arg.nbytes))
-            values.append(arg.addr)
+            ranges.append((arg.addr, arg.nbytes, arg.generation))
         elif hasattr(arg, "addr") and hasattr(arg, "nbytes"):  # a device ge.graph.Tensor
-            ranges.append((int(arg.addr), int(arg.nbytes)))
-            values.append(int(arg.addr))
+            ranges.append((int(arg.addr), int(arg.nbytes), 0))
         elif isinstance(arg, (int, np.integer)) and not isinstance(arg, bool):
             value = int(arg)
             if not -(2**63) <= value < 2**64:
                 raise GeValueError(f"args[{i}] = {value} does not fit in 64 bits")
             values.append(value - 2**64 if value >= 2**63 else value)
+            continue
         else:
             raise GeTypeError(
                 f"args[{i}] must be an int, MemBlock, DeviceRange or device "
                 f"Tensor, got {type(arg).__name__}"
             )
-    return values, ranges
+        values.append(ranges[-1][0])
+        where.append(i)
+    return values, ranges, where
 
 
-def _run_blocks(
-    function: KernelFunction, block_dim: int, args: np.ndarray, ranges: list[tuple[int, int]]
-) -> None:
-    memory = device_memory()
-    for addr, nbytes in ranges:
-        if not memory.contains(addr, nbytes):
-            raise GeValueError(
-                f"launch of {function.name} refused: address range "
-                f"{addr:#x}+{nbytes} is not inside live device memory"
-            )
+def describe_failure(name: str, status: int, args: np.ndarray, mark: int | None = None) -> str:
+    """What went wrong in a launch of kernel ``name`` with ``args`` that returned ``status``:
+    the view it was refused, naming the argument that holds the refused address, or else
+    Numba's status. ``mark`` (from ``failure_mark()`` before the launch) also attributes a
+    refused view at an address the kernel computed; without it only refusals of an argument's
+    own address are attributed (another launch may have been refused meanwhile)."""
+    refused = device_memory().guard().failures_since(-1 if mark is None else mark)
+    values = [int(v) % 2**64 for v in args.tolist()]
+    ours = [r for r in refused if r[1] in values]
+    if not ours and mark is not None:
+        ours = refused
+    if not ours:
+        return (
+            f"kernel {name} failed (status {status}): it raised, or an index was out of range "
+            f"of a view (with {_ENV_BOUNDSCHECK}=1), or it viewed memory that is not live"
+        )
+    _, addr, count, itemsize = ours[-1] if mark is None else ours[0]
+    source = f"args[{values.index(addr)}]" if addr in values else "an address computed in it"
+    return (
+        f"kernel {name}: its kernel_array view of {count} elements of {itemsize} bytes at "
+        f"{addr:#x} (from {source}) is not inside live device memory (a wild, host, freed "
+        f"or past-the-end address)"
+    )
+
+
+def failure_mark() -> int:
+    """A mark to pass to ``describe_failure`` after a launch that starts now."""
+    return device_memory().guard().mark()
+
+
+def _run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> None:
+    mark = failure_mark()
     status = run_blocks(function, block_dim, args)
     if status:
-        raise GeError(f"kernel {function.name} failed (status {status})")
+        raise GeError(describe_failure(function.name, status, args, mark))
 
 
 def run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> int:
@@ -385,9 +475,30 @@ def launch_kernel(
         raise GeTypeError(f"block_dim must be an int, got {type(block_dim).__name__}")
     if not 1 <= block_dim <= 2**32 - 1:
         raise GeValueError(f"block_dim must be in [1, 2**32 - 1], got {block_dim}")
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise GeTypeError(
+            f"args must be a list of ints, MemBlocks, DeviceRanges or device Tensors, "
+            f"got {type(args).__name__}"
+        )
     target = resolve_stream(stream)
-    values, ranges = _ranges(list(args))
+    values, ranges, where = _ranges(args)
     packed = np.array(values, dtype=np.int64) if values else np.zeros(1, np.int64)
+    memory = device_memory()
+    try:
+        held = memory.use(ranges)
+    except DeviceMemoryError as e:
+        refusal = GeValueError(f"launch of {function.name} refused: args[{where[e.position]}]: {e}")
+        target.submit(_raiser(refusal), name=f"kernel {function.name}")
+        return
     target.submit(
-        lambda: _run_blocks(function, block_dim, packed, ranges), name=f"kernel {function.name}"
+        lambda: _run_blocks(function, block_dim, packed),
+        name=f"kernel {function.name}",
+        settle=lambda: memory.unuse(held),
     )
+
+
+def _raiser(error: Exception) -> Callable[[], None]:
+    def fail() -> None:
+        raise error
+
+    return fail

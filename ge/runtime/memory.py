@@ -26,9 +26,11 @@ __all__ = [
     "contains",
     "data_address",
     "device_view",
+    "end_kernel_loan",
     "end_loan",
     "free",
     "lend",
+    "lend_to_kernels",
     "live_allocations",
     "live_bytes",
     "malloc",
@@ -50,14 +52,29 @@ def malloc(size: int) -> MemBlock:
         raise GeTypeError(f"size must be an integer, got {type(size).__name__}")
     if size < 0:
         raise GeValueError(f"size must be >= 0, got {size}")
-    return MemBlock(device_memory().malloc(int(size), owner="ge.runtime.malloc"), int(size))
+    try:
+        addr, generation = device_memory().allocate(int(size), owner=_OWNER)
+    except DeviceMemoryError as e:
+        raise DeviceMemoryError(f"malloc: {e}") from None
+    return MemBlock._of_allocation(addr, int(size), generation)
+
+
+_OWNER = "ge.runtime.malloc"
 
 
 def free(block: MemBlock | int) -> None:
-    """Release a block returned by ``malloc`` (or the address it starts at)."""
-    addr = block.addr if isinstance(block, MemBlock) else _check_addr(block, "block")
+    """Release a block returned by ``malloc`` (or the address it starts at).
+
+    A block that launches queued or running on a stream still use is released when they are
+    done (stream-ordered, as ``cudaFreeAsync``); it cannot be used from now on. Refused
+    (``ValueError``): a block freed already, even if its address was reused since, and memory
+    ``malloc`` did not make (a device ``ge.graph.Tensor``'s, a plan's)."""
+    if isinstance(block, MemBlock):
+        addr, generation = block.addr, block.generation
+    else:
+        addr, generation = _check_addr(block, "block"), 0
     try:
-        device_memory().free(addr)
+        device_memory().free(addr, generation, owner=_OWNER)
     except DeviceMemoryError as e:
         raise GeValueError(f"free: {e}") from None
 
@@ -111,6 +128,18 @@ def lend(array: np.ndarray) -> int | None:
     inside an earlier loan shares it (counted). ``None`` if the range lies in or overlaps
     real device memory. The caller keeps the array alive for the loan."""
     return device_memory().lend(array)
+
+
+def lend_to_kernels(addr: int, nbytes: int) -> None:
+    """Let compiled kernels view the host memory ``[addr, addr + nbytes)`` (a live array the
+    caller keeps alive) until ``end_kernel_loan``; host-side views (``device_view``) still
+    refuse it. Cheaper than ``lend`` (~0.5 µs): for arrays handed straight to kernels."""
+    device_memory().lend_to_kernels(addr, nbytes)
+
+
+def end_kernel_loan(addr: int, nbytes: int) -> None:
+    """End one ``lend_to_kernels(addr, nbytes)``."""
+    device_memory().end_kernel_loan(addr, nbytes)
 
 
 def end_loan(handle: int) -> None:

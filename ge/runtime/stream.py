@@ -35,12 +35,19 @@ _STREAMS: weakref.WeakValueDictionary[int, Stream] = weakref.WeakValueDictionary
 
 
 class _Task:
-    __slots__ = ("always", "fn", "name")
+    __slots__ = ("always", "fn", "name", "settle")
 
-    def __init__(self, fn: Callable[[], Any], name: str, always: bool = False) -> None:
+    def __init__(
+        self,
+        fn: Callable[[], Any],
+        name: str,
+        always: bool = False,
+        settle: Callable[[], Any] | None = None,
+    ) -> None:
         self.fn = fn
         self.name = name
         self.always = always  # runs even behind a failure (event records: others wait on them)
+        self.settle = settle  # runs after fn, or in its place when fn is skipped
 
 
 class Stream:
@@ -62,14 +69,24 @@ class Stream:
         """An integer id; ge APIs accept it wherever they accept the stream."""
         return self._handle
 
-    def submit(self, fn: Callable[[], Any], name: str = "", *, always: bool = False) -> None:
-        """Queue ``fn()`` to run after everything already queued on this stream."""
+    def submit(
+        self,
+        fn: Callable[[], Any],
+        name: str = "",
+        *,
+        always: bool = False,
+        settle: Callable[[], Any] | None = None,
+    ) -> None:
+        """Queue ``fn()`` to run after everything already queued on this stream.
+        ``settle()``, if given, runs once the task is over, whether ``fn`` ran, failed or was
+        skipped behind an earlier failure (launches end their uses of memory there)."""
         if not callable(fn):
             raise GeTypeError(f"fn must be callable, got {type(fn).__name__}")
         with self._cond:
             if self._closed:
                 raise GeError(f"stream {self._handle} is closed")
-            self._queue.append(_Task(fn, name or getattr(fn, "__name__", "task"), always))
+            task = _Task(fn, name or getattr(fn, "__name__", "task"), always, settle)
+            self._queue.append(task)
             if self._worker is None:
                 self._worker = threading.Thread(
                     target=self._run, name=f"ge-stream-{self._handle}", daemon=True
@@ -94,6 +111,8 @@ class Stream:
                 with self._cond:
                     self._error, self._failed_task = e, task.name
             finally:
+                if task.settle is not None:
+                    task.settle()
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()

@@ -25,15 +25,15 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ge._device.memory import DeviceMemoryError
+from ge._device.memory import DeviceMemoryError, device_memory
 from ge._options import check_options
 from ge.allocator import Allocator, MemBlock
 from ge.compiler.executable import RESULT_BLOCKS, CompiledGraph, PlanRunner, Target
 from ge.compiler.pipeline import copy_graph
 from ge.compiler.plan import Plan
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.ge_global.geapi import is_initialized
-from ge.graph._verify import verify_graph
+from ge.graph._verify import describe_cycle, topological_order, verify_graph
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
@@ -135,6 +135,15 @@ def _run_error(graph_id: int, error: BaseException) -> GeError:
     return kind("RunGraph", text, graph_id=graph_id)
 
 
+def _refuse_cycles(graph: Graph) -> None:
+    """Name the nodes of a cycle before the snapshot is taken (copying cannot represent
+    one: it would surface as a graph that failed to load from AIR)."""
+    for g in (graph, *graph.get_all_subgraphs()):
+        _, stuck = topological_order(g)
+        if stuck:
+            raise GraphError(f"{describe_cycle(g, stuck)}; remove one of its edges")
+
+
 @dataclass
 class _Entry:
     graph: Graph
@@ -143,14 +152,25 @@ class _Entry:
     repeat: _Repeat | None = None  # run_graph's quick path for the last inputs' signature
 
 
-def _allocator_alloc(allocator: Allocator) -> Callable[[int], tuple[int, Callable[[], None]]]:
+_Alloc = Callable[[int], tuple[int, Callable[[], None]]]
+
+
+def _allocator_alloc(allocator: Allocator) -> _Alloc:
+    """``alloc(nbytes) -> (addr, release)`` from an external allocator, whose blocks are
+    checked before any kernel can use them: a MemBlock of at least ``nbytes`` bytes, inside
+    live device memory, not freed already (by its generation, where it carries one)."""
+
     def alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
         block = allocator.malloc(max(nbytes, 1))
+        name = f"allocator {type(allocator).__name__}.malloc({max(nbytes, 1)})"
         if not isinstance(block, MemBlock) or block.size < nbytes:
+            raise GeError(f"{name} returned {block!r}, not a MemBlock of at least {nbytes} bytes")
+        try:
+            device_memory().require([(block.addr, nbytes, block.generation)])
+        except DeviceMemoryError as e:
             raise GeError(
-                f"allocator {type(allocator).__name__}.malloc({nbytes}) returned "
-                f"{block!r}, not a MemBlock of at least {nbytes} bytes"
-            )
+                f"{name} returned {block!r}, which is not live device memory: {e}"
+            ) from None
         return block.addr, lambda: allocator.free(block)
 
     return alloc
@@ -203,6 +223,7 @@ class Session:
                     graph_id=graph_id,
                 )
             try:
+                _refuse_cycles(add_graph)
                 snapshot = copy_graph(add_graph)
                 # everything that would stop a run (structure, ports, attributes, input
                 # indexes, Const values) but not stale descs: compiling infers them again
@@ -340,6 +361,12 @@ class Session:
                 release()
             raise
         addresses = [addr for addr, _ in outputs]
+        # the outputs are in use until the run is over: a result tensor dropped meanwhile
+        # frees its block only then (stream-ordered), never under the kernels writing it
+        held = device_memory().use(
+            (addr, plan.buffers[buf].nbytes, 0)
+            for buf, addr in zip(plan.outputs, addresses, strict=True)
+        )
 
         def run() -> None:
             with _Staged(tensors) as addrs:
@@ -349,7 +376,7 @@ class Session:
                 finally:
                     free_arena()
 
-        target.submit(run, name=f"graph {graph_id}")
+        target.submit(run, name=f"graph {graph_id}", settle=lambda: device_memory().unuse(held))
         return [
             Tensor._on_device(_desc_of(plan, buf), addr, plan.buffers[buf].nbytes, release)
             for buf, (addr, release) in zip(plan.outputs, outputs, strict=True)

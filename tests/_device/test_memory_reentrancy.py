@@ -26,7 +26,8 @@ def test_free_from_a_finalizer_during_malloc_does_not_deadlock() -> None:
             holder.cycle = holder  # type: ignore[attr-defined]  (only the GC frees it)
             del holder
             with memory._lock:  # a GC here runs the finalizer while the lock is held
-                gc.collect()
+                gc.collect(1)  # the young generations hold the new cycle (a full collection
+                #                of a large test process's heap, 200 times, takes minutes)
         done.set()
 
     thread = threading.Thread(target=work, daemon=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ import pytest
 
 from ge import runtime
 from ge.allocator import MemBlock
-from ge.error import GeError
+from ge.error import GeError, GeValueError
 from ge.runtime import (
     DeviceRange,
     KernelBinary,
@@ -348,17 +349,21 @@ def test_binaries_carry_machine_code_and_load_without_codegen(ew: KernelFunction
         del out
 
 
-def test_damaged_machine_code_is_ignored_and_the_ir_compiled(ew: KernelFunction) -> None:
+@pytest.mark.parametrize("where", ["header", "ir", "machine code", "digest"])
+def test_a_mutated_binary_is_refused_at_load(where: str) -> None:
     binary = bytearray(compile_kernel(ew_kernel, "ew"))
-    binary[-40] ^= 0xFF  # inside the machine code: its checksum no longer matches
-    fn = load_kernel_binary(bytes(binary)).get_function("ew")
-    x = np.linspace(-2, 2, 6)
-    dev = Dev()
-    xb, yb = dev.put(x), dev.empty(6, np.float64)
-    stream = Stream()
-    launch_kernel(fn, 1, stream, [xb, yb, 6])
-    stream.synchronize()
-    np.testing.assert_allclose(Dev.get(yb, 6, np.float64), _ref_ew(x), rtol=1e-13)
+    head = 8 + int.from_bytes(binary[4:8], "little")
+    at = {"header": 12, "ir": head + 10, "machine code": -40, "digest": -1}[where]
+    binary[at] ^= 0x01
+    with pytest.raises(GeValueError, match="SHA-256 does not match"):
+        load_kernel_binary(bytes(binary))
+
+
+def test_a_truncated_binary_is_refused_at_load() -> None:
+    binary = compile_kernel(ew_kernel, "ew")
+    for size in (0, 7, 40, len(binary) // 2, len(binary) - 1):
+        with pytest.raises(GeValueError):
+            load_kernel_binary(binary[:size])
 
 
 def _split(binary: bytes) -> tuple[dict[str, Any], str]:
@@ -366,13 +371,13 @@ def _split(binary: bytes) -> tuple[dict[str, Any], str]:
     size = int.from_bytes(binary[4:8], "little")
     header = json.loads(binary[8 : 8 + size])
     code = header.pop("object_bytes", 0)
-    header.pop("object_sha256", None)
-    return header, binary[8 + size : len(binary) - code].decode()
+    return header, binary[8 + size : len(binary) - 32 - code].decode()
 
 
 def _join(header: Any, ir: str) -> bytes:
     head = json.dumps(header).encode()
-    return b"GEKB" + len(head).to_bytes(4, "little") + head + ir.encode()
+    body = b"GEKB" + len(head).to_bytes(4, "little") + head + ir.encode()
+    return body + hashlib.sha256(body).digest()
 
 
 def _corruptions(binary: bytes) -> dict[str, bytes]:
@@ -780,28 +785,36 @@ def test_one_bad_argument_refuses_the_whole_launch(
     assert (Dev.get(y, 4, np.float64) == -2.0).all()
 
 
-def test_launch_with_a_freed_block_writes_nothing(
+def test_free_of_a_block_a_queued_launch_uses_waits_for_the_launch(
     ew: KernelFunction, dev: Dev, stream: Stream
 ) -> None:
     x = dev.put(np.ones(8))
     y = runtime.malloc(64)
-    runtime.memcpy_h2d(y.addr, np.full(8, -3.0))
     gate = threading.Event()
     stream.submit(lambda: gate.wait(GUARD_S), name="gate")
     launch_kernel(ew, 2, stream, [x, y, 8])  # y is live at the call...
-    runtime.free(y)  # ...and freed before the launch runs
+    runtime.free(y)  # ...and freed before the launch runs: stream-ordered, as cudaFreeAsync
+    assert not runtime.memory.contains(y.addr, 64)  # unusable at once
+    with pytest.raises(GeValueError, match="not the start of a live allocation"):
+        runtime.free(y)
+    held = runtime.malloc(64)
+    assert held.addr != y.addr  # its memory is not handed out while the launch is queued
     gate.set()
+    stream.synchronize()  # the launch ran on y's memory, not on freed memory
+    launch_kernel(ew, 2, stream, [x, y, 8])  # freed at the call
     with pytest.raises(GeError, match="not inside live device memory"):
         stream.synchronize()
-    launch_kernel(ew, 2, stream, [x, y, 8])  # and freed at the call
-    with pytest.raises(GeError, match="not inside live device memory"):
-        stream.synchronize()
-    again = runtime.malloc(64)  # freed memory is reused: look at what the block holds now
+    again = runtime.malloc(64)  # y's memory is free now, and reused
     try:
         assert again.addr == y.addr
-        assert Dev.get(again, 8, np.float64).tolist() == [-3.0] * 8
+        launch_kernel(ew, 2, stream, [x, y, 8])  # the stale handle names the new block
+        with pytest.raises(GeError, match="belongs to a block that was freed"):
+            stream.synchronize()
+        with pytest.raises(GeValueError, match="already freed"):
+            runtime.free(y)
     finally:
         runtime.free(again)
+        runtime.free(held)
     # the stream works normally after the refused launches
     z = dev.empty(8, np.float64)
     launch_kernel(ew, 2, stream, [x, z, 8])

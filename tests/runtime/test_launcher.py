@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ge.runtime import KernelFunction, compile_kernel, kernel_array, load_kernel_binary
+from ge.runtime import KernelFunction, compile_kernel, kernel_array, load_kernel_binary, memory
 from ge.runtime import _launcher as launcher
 
 GUARD_S = 30.0  # deadlock guard only
@@ -132,8 +132,27 @@ def _status_address(function: KernelFunction) -> int:
     return int(address)
 
 
-def _args(*values: int) -> np.ndarray:
-    return np.array(values, np.int64)
+_LOANS: list[int] = []
+
+
+def _args(*values: int | np.ndarray) -> np.ndarray:
+    """Packed launch arguments; a host array goes in as its address, lent to the device for
+    the test (kernels view only live device memory)."""
+    return np.array([_lent(v) if isinstance(v, np.ndarray) else v for v in values], np.int64)
+
+
+def _lent(array: np.ndarray) -> int:
+    handle = memory.lend(array)
+    if handle is not None:
+        _LOANS.append(handle)
+    return int(array.ctypes.data)
+
+
+@pytest.fixture(autouse=True)
+def _end_loans() -> Any:
+    yield
+    while _LOANS:
+        memory.end_loan(_LOANS.pop())
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
@@ -187,7 +206,7 @@ def status(functions: dict[str, KernelFunction]) -> dict[str, int]:
 def fail_status(functions: dict[str, KernelFunction]) -> int:
     """The status one failing block of ``fail_kernel`` returns when called directly."""
     tried = np.zeros(1, np.int64)
-    code = functions["fail"](0, 1, _args(0, tried.ctypes.data))
+    code = functions["fail"](0, 1, _args(0, tried))
     assert code != 0
     return code
 
@@ -210,12 +229,12 @@ def test_threads_defaults_to_cpu_count_or_the_environment() -> None:
 @pytest.mark.parametrize("block_dim", [1, 2, 7, 1000])
 def test_every_block_runs_once_with_its_index(status: dict[str, int], block_dim: int) -> None:
     out = np.full(block_dim, -1, np.int64)
-    args = _args(out.ctypes.data, 5)
+    args = _args(out, 5)
     assert _launch(status["index"], block_dim, args) == 0
     np.testing.assert_array_equal(out, np.arange(block_dim) + 5)
 
     counts = np.zeros(block_dim, np.int64)
-    args = _args(counts.ctypes.data)
+    args = _args(counts)
     for _ in range(3):
         assert _launch(status["count"], block_dim, args) == 0
     np.testing.assert_array_equal(counts, np.full(block_dim, 3))
@@ -223,7 +242,7 @@ def test_every_block_runs_once_with_its_index(status: dict[str, int], block_dim:
 
 def test_block_dim_below_one_runs_nothing(status: dict[str, int]) -> None:
     counts = np.zeros(4, np.int64)
-    args = _args(counts.ctypes.data)
+    args = _args(counts)
     assert launcher.launch(status["count"], 0, args.ctypes.data) == 0
     assert launcher.launch(status["count"], -3, args.ctypes.data) == 0
     assert not counts.any()
@@ -236,7 +255,7 @@ def test_blocks_run_on_threads_at_the_same_time(rendezvous: _IrKernel) -> None:
         pytest.skip("one thread runs blocks")
     for _ in range(20):
         counter = np.zeros(1, np.int64)
-        args = _args(counter.ctypes.data, SPIN_CAP, 0)
+        args = _args(counter, SPIN_CAP, 0)
         assert _launch(rendezvous.address, n, args) == 0
         assert counter[0] == 2 * n
 
@@ -249,14 +268,14 @@ def test_the_caller_waits_for_a_slow_block_on_another_thread(rendezvous: _IrKern
         pytest.skip("one thread runs blocks")
     for _ in range(12):
         counter = np.zeros(1, np.int64)
-        args = _args(counter.ctypes.data, SPIN_CAP, 2_000_000)
+        args = _args(counter, SPIN_CAP, 2_000_000)
         assert _launch(rendezvous.address, n, args) == 0
         assert counter[0] == 2 * n  # every block ended before launch returned
 
 
 def test_many_back_to_back_launches_run_each_block_once(status: dict[str, int]) -> None:
     counts = {dim: np.zeros(dim, np.int64) for dim in (2, 3, 16)}
-    args = {dim: _args(c.ctypes.data) for dim, c in counts.items()}
+    args = {dim: _args(c) for dim, c in counts.items()}
     fn = status["count"]
 
     def run() -> None:
@@ -275,7 +294,7 @@ def test_launches_after_idle_wake_the_sleeping_workers(
     n = max(2, launcher.threads())
     for dim in (2, 7, n):
         out = np.full(dim, -1, np.int64)
-        args = _args(out.ctypes.data, dim)
+        args = _args(out, dim)
         time.sleep(0.05)  # well past the spin: the workers sleep in futex_wait
         assert _launch(status["index"], dim, args) == 0
         np.testing.assert_array_equal(out, np.arange(dim) + dim)
@@ -283,7 +302,7 @@ def test_launches_after_idle_wake_the_sleeping_workers(
         for _ in range(3):
             time.sleep(0.05)  # every sleeper must wake for the rendezvous to meet
             counter = np.zeros(1, np.int64)
-            args = _args(counter.ctypes.data, SPIN_CAP, 0)
+            args = _args(counter, SPIN_CAP, 0)
             assert _launch(rendezvous.address, n, args) == 0
             assert counter[0] == 2 * n
 
@@ -294,7 +313,7 @@ def test_idle_workers_sleep_instead_of_spinning(status: dict[str, int]) -> None:
     if launcher.threads() < 2:
         pytest.skip("no workers")
     counts = np.zeros(2, np.int64)
-    args = _args(counts.ctypes.data)
+    args = _args(counts)
     assert _launch(status["count"], 2, args) == 0
     before = time.process_time()
     time.sleep(0.3)
@@ -307,13 +326,13 @@ def test_a_failing_block_returns_its_status_and_the_pool_goes_on(
     status: dict[str, int], fail_status: int, block_dim: int, first_bad: int
 ) -> None:
     tried = np.zeros(block_dim, np.int64)
-    args = _args(first_bad, tried.ctypes.data)
+    args = _args(first_bad, tried)
     code = _launch(status["fail"], block_dim, args)
     assert code == fail_status
     assert tried[first_bad:].any()
     # the pool is healthy afterwards
     out = np.full(block_dim, -1, np.int64)
-    ok = _args(out.ctypes.data, 0)
+    ok = _args(out, 0)
     assert _launch(status["index"], block_dim, ok) == 0
     np.testing.assert_array_equal(out, np.arange(block_dim))
 
@@ -322,7 +341,7 @@ def test_a_failure_skips_blocks_not_yet_started(status: dict[str, int], fail_sta
     # every block fails: each thread runs at most one before it sees the recorded failure
     block_dim = 100_000
     tried = np.zeros(block_dim, np.int64)
-    args = _args(0, tried.ctypes.data)
+    args = _args(0, tried)
     code = _launch(status["fail"], block_dim, args)
     assert code == fail_status
     assert 1 <= tried.sum() <= launcher.threads()
@@ -336,10 +355,10 @@ def _table(*tasks: tuple[int, int, int]) -> np.ndarray:
 def test_run_tasks_finishes_each_task_before_the_next(status: dict[str, int]) -> None:
     n = 64
     a, b, c = (np.full(n, -1, np.int64) for _ in range(3))
-    args_index = _args(a.ctypes.data, 100)
-    args_ab = _args(a.ctypes.data, b.ctypes.data, n)
-    args_bc = _args(b.ctypes.data, c.ctypes.data, n)
-    args_ca = _args(c.ctypes.data, a.ctypes.data, n)
+    args_index = _args(a, 100)
+    args_ab = _args(a, b, n)
+    args_bc = _args(b, c, n)
+    args_ca = _args(c, a, n)
     table = _table(
         (status["index"], n, args_index.ctypes.data),  # a = arange + 100
         (status["add_one"], 5, args_ab.ctypes.data),  # b = a + 1
@@ -367,10 +386,10 @@ def test_run_tasks_returns_one_plus_the_first_failing_task_and_stops(
     tried = np.zeros(6, np.int64)
     after = np.zeros(3, np.int64)
     table = _table(
-        (status["count"], 4, _keep(_args(ran_ok.ctypes.data))),
-        (status["count"], 4, _keep(_args(ran_ok.ctypes.data))),
-        (status["fail"], 6, _keep(_args(3, tried.ctypes.data))),
-        (status["count"], 3, _keep(_args(after.ctypes.data))),
+        (status["count"], 4, _keep(_args(ran_ok))),
+        (status["count"], 4, _keep(_args(ran_ok))),
+        (status["fail"], 6, _keep(_args(3, tried))),
+        (status["count"], 3, _keep(_args(after))),
     )
     assert _guarded(lambda: launcher.run_tasks(table.ctypes.data, len(table))) == 3
     np.testing.assert_array_equal(ran_ok, [2, 2, 2, 2])
@@ -399,7 +418,7 @@ def test_concurrent_launches_from_python_threads(status: dict[str, int]) -> None
     def client(t: int) -> None:
         src = np.arange(n, dtype=np.int64) + t * 10**6
         dst = np.empty(n, np.int64)
-        args = _args(src.ctypes.data, dst.ctypes.data, n)
+        args = _args(src, dst, n)
         for i in range(200):
             dim = (2, 7, 33, 1)[(i + t) % 4]
             dst.fill(-1)
@@ -422,7 +441,7 @@ def test_concurrent_launches_from_python_threads(status: dict[str, int]) -> None
 _CHILD = """
 import ctypes, sys, threading
 import numpy as np
-from ge.runtime import load_kernel_binary
+from ge.runtime import load_kernel_binary, memory
 from ge.runtime import _launcher as launcher
 
 data = open(sys.argv[1], "rb").read()
@@ -430,8 +449,10 @@ keep = [load_kernel_binary(data).get_function("index")]
 fn = ctypes.cast(keep[0]._status, ctypes.c_void_p).value
 for dim in (1, 2, 7, 1000):
     out = np.full(dim, -1, np.int64)
+    handle = memory.lend(out)  # kernels view only live device memory
     args = np.array([out.ctypes.data, 3], np.int64)
     assert launcher.launch(fn, dim, args.ctypes.data) == 0
+    memory.end_loan(handle)
     assert (out == np.arange(dim) + 3).all(), out
 workers = [t for t in threading.enumerate() if t.name.startswith("ge-launch-")]
 print(launcher.threads(), len(workers))
@@ -473,7 +494,7 @@ def test_a_bad_ge_num_threads_is_reported(tmp_path: Path, binaries: dict[str, by
 def test_a_forked_child_gets_a_pool_of_its_own(status: dict[str, int]) -> None:
     fn = status["index"]
     out = np.full(7, -1, np.int64)
-    args = _args(out.ctypes.data, 1)
+    args = _args(out, 1)
     assert launcher.launch(fn, 7, args.ctypes.data) == 0  # the parent's pool is running
     pid = os.fork()
     if pid == 0:  # child: exits without returning to pytest
@@ -481,7 +502,7 @@ def test_a_forked_child_gets_a_pool_of_its_own(status: dict[str, int]) -> None:
         try:
             for dim in (2, 7, 1000):
                 child_out = np.full(dim, -1, np.int64)
-                child_args = _args(child_out.ctypes.data, 2)
+                child_args = _args(child_out, 2)
                 ok = launcher.launch(fn, dim, child_args.ctypes.data) == 0
                 if not ok or not np.array_equal(child_out, np.arange(dim) + 2):
                     break
@@ -510,7 +531,7 @@ def test_workers_keep_off_the_callers_cpu(status: dict[str, int]) -> None:
     if launcher.threads() < 2 or len(cpus) < 2:
         pytest.skip("needs two threads and two CPUs")
     counts = np.zeros(4, np.int64)
-    assert _launch(status["count"], 4, _args(counts.ctypes.data)) == 0
+    assert _launch(status["count"], 4, _args(counts)) == 0
     pool = launcher._pool
     assert pool is not None
     workers = [t for t in threading.enumerate() if t.name.startswith("ge-launch-")]
@@ -523,7 +544,7 @@ def test_workers_keep_off_the_callers_cpu(status: dict[str, int]) -> None:
     for w in workers:  # as if the caller had moved onto the workers' CPUs
         os.sched_setaffinity(w.native_id, set(cpus))
     pool._placed_for = -2
-    assert _launch(status["count"], 4, _args(counts.ctypes.data)) == 0  # places them again
+    assert _launch(status["count"], 4, _args(counts)) == 0  # places them again
     assert pool._placed_for in cpus
     assert all(len(a) == 1 and pool._placed_for not in a for a in placed())
     np.testing.assert_array_equal(counts, np.full(4, 2))

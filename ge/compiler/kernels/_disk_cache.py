@@ -51,7 +51,7 @@ def _toolchain() -> str:
     import llvmlite.binding as llvm  # noqa: PLC0415
 
     from ge import __version__  # noqa: PLC0415
-    from ge.runtime.kernel import target_features  # noqa: PLC0415
+    from ge.runtime.kernel import boundscheck_enabled, target_features  # noqa: PLC0415
 
     llvm.initialize_native_target()
     parts = (
@@ -61,17 +61,25 @@ def _toolchain() -> str:
         llvmlite.__version__,
         llvm.get_host_cpu_name(),
         target_features(),
+        f"boundscheck={int(boundscheck_enabled())}",
     )
     return "|".join(parts)
 
 
 def _helpers_fingerprint() -> str:
-    """The scalar helpers kernels call (``_scalar.py``, ``_approx.py``) are part of the code a
-    kernel compiles to: editing them must not serve binaries built with the old ones."""
+    """The scalar helpers kernels call (``_scalar.py``, ``_approx.py``) and the runtime code
+    that compiles ``kernel_array`` and writes binaries are part of what a kernel compiles to:
+    editing them must not serve binaries built with the old ones."""
     here = Path(__file__).parent
+    runtime = here.parent.parent / "runtime"
     digest = hashlib.sha256()
-    for name in ("_scalar.py", "_approx.py"):
-        digest.update((here / name).read_bytes())
+    for path in (
+        here / "_scalar.py",
+        here / "_approx.py",
+        runtime / "_numba_kernels.py",
+        runtime / "kernel.py",
+    ):
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 

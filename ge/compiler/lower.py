@@ -21,7 +21,7 @@ from ge.compiler.memory_plan import plan_offsets
 from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan
 from ge.error import GeError, GraphError
 from ge.graph._dtypes import numpy_dtype
-from ge.graph._verify import topological_order
+from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
@@ -231,7 +231,7 @@ def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 
     nodes carrying ``_parent_node_index`` onto their inputs."""
     order, cyclic = topological_order(graph)
     if cyclic:
-        raise GraphError(f"graph '{graph.name}' has a cycle")
+        raise GraphError(describe_cycle(graph, cyclic))
     plan = Plan()
     port_buf: dict[tuple[int, int], int] = {}
     inputs: dict[int, int] = {}

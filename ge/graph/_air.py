@@ -30,7 +30,7 @@ from ge.error import AirFormatError, GeError, GeTypeError
 from ge.graph._attr import AttrValue, NamedAttrs
 from ge.graph._dtypes import data_type_from_proto, dtype_info, proto_data_type
 from ge.graph._formats import format_from_string, format_to_string
-from ge.graph._verify import topological_order
+from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
@@ -529,8 +529,7 @@ def _decode_model(model: Any) -> Graph:
     for graph, ops in graphs:
         _, cyclic = topological_order(graph)
         if cyclic:
-            on_cycle = ", ".join(n._name for n in cyclic)
-            raise _CorruptError(f"graph '{graph._name}' has a cycle through {on_cycle}")
+            raise _CorruptError(describe_cycle(graph, cyclic))
         for node, _ in ops:
             _attach_subgraphs(graph, node, by_name)
     return root

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ge.error import GraphError
@@ -12,7 +12,14 @@ if TYPE_CHECKING:
     from ge.graph.graph import Graph
     from ge.graph.node import Node
 
-__all__ = ["register_graph_check", "register_node_check", "topological_order", "verify_graph"]
+__all__ = [
+    "describe_cycle",
+    "find_cycle",
+    "register_graph_check",
+    "register_node_check",
+    "topological_order",
+    "verify_graph",
+]
 
 
 def _ownership(graph: Graph) -> Iterator[str]:
@@ -127,6 +134,50 @@ def topological_order(graph: Graph) -> tuple[list[Node], list[Node]]:
     return order, [n for n in nodes if id(n) not in placed]
 
 
+def _predecessors(node: Node) -> Iterator[tuple[Node, bool]]:
+    """What ``node`` waits for, as recorded at the consumer: ``(producer, by data)``."""
+    for edge in node._in_edges:
+        if edge is not None:
+            yield edge[0], True
+    for src in node._in_ctrl:
+        yield src, False
+
+
+def find_cycle(stuck: Sequence[Node]) -> list[tuple[Node, bool]]:
+    """One cycle among ``stuck`` (the nodes ``topological_order`` could not place), in edge
+    order: ``(node, whether the edge into it from the entry before is a data edge)``, the
+    last entry feeding the first. Empty when ``stuck`` is. Every stuck node waits for another
+    stuck node, so walking back from one comes round; linear in what it walks."""
+    if not stuck:
+        return []
+    left = {id(n) for n in stuck}
+    at: dict[int, int] = {}
+    walk: list[tuple[Node, bool]] = []  # (node, whether its edge to the entry before is data)
+    node, data = stuck[0], True
+    while id(node) not in at:
+        at[id(node)] = len(walk)
+        walk.append((node, data))
+        node, data = next((p, d) for p, d in _predecessors(node) if id(p) in left)
+    loop = walk[at[id(node)] :]  # each entry feeds the one before it; the first feeds the last
+    cycle = [(loop[-1][0], data)]
+    cycle += [(loop[k][0], loop[k + 1][1]) for k in range(len(loop) - 2, -1, -1)]
+    return cycle
+
+
+def describe_cycle(graph: Graph, stuck: Sequence[Node]) -> str:
+    """``graph 'g' has a cycle: a -> b -(control)-> a``, naming only the nodes of one cycle
+    among ``stuck`` (and how many more nodes wait on it)."""
+    cycle = find_cycle(stuck)
+    if not cycle:
+        return f"graph '{graph._name}' has no cycle"
+    text = cycle[-1][0]._name
+    for node, data in cycle:
+        text += f" {'->' if data else '-(control)->'} {node._name}"
+    rest = len(stuck) - len(cycle)
+    after = f" ({rest} more {'node waits' if rest == 1 else 'nodes wait'} on it)" if rest else ""
+    return f"graph '{graph._name}' has a cycle: {text}{after}"
+
+
 def _subgraph_parents(graph: Graph) -> Iterator[str]:
     for sub in graph._subgraphs.values():
         parent = sub._parent_node
@@ -154,10 +205,7 @@ def _problems(graph: Graph) -> Iterator[str]:
         yield from _subgraph_parents(graph)
     _, cyclic = topological_order(graph)
     if cyclic:
-        yield (
-            f"graph '{graph._name}' has a cycle; these nodes are on it or depend on it: "
-            f"{', '.join(n._name for n in cyclic)}; remove an edge of the cycle"
-        )
+        yield f"{describe_cycle(graph, cyclic)}; remove one of its edges"
 
 
 NodeCheck = Callable[["Node"], Iterator[str]]

@@ -17,7 +17,7 @@ from ge.error import GeError, GraphError, InferError
 from ge.graph._attr import AttrValue
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._printer import format_desc
-from ge.graph._verify import topological_order
+from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
@@ -230,9 +230,7 @@ def infer_graph(graph: Graph, input_shapes: Sequence[Sequence[int]] | None = Non
     """
     order, cyclic = topological_order(graph)
     if cyclic:
-        raise GraphError(
-            f"graph '{graph._name}' has a cycle through {', '.join(n._name for n in cyclic)}"
-        )
+        raise GraphError(describe_cycle(graph, cyclic))
     if input_shapes is not None:
         _set_input_shapes(graph, input_shapes)
     for node in order:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.graph._dtypes import numpy_dtype
-from ge.graph._verify import topological_order
+from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
@@ -116,9 +116,7 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
 def _run(graph: Graph, feeds: Sequence[np.ndarray], offset: int) -> list[np.ndarray]:
     order, cyclic = topological_order(graph)
     if cyclic:
-        raise GraphError(
-            f"graph '{graph._name}' has a cycle through {', '.join(n._name for n in cyclic)}"
-        )
+        raise GraphError(describe_cycle(graph, cyclic))
     env: Env = {}
     for node in order:
         _run_node(node, env, feeds, offset)

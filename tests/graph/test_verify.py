@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from ge.graph import Graph, Node
+from ge.graph._verify import describe_cycle, find_cycle, topological_order
 
 
 def chain() -> tuple[Graph, Node, Node, Node]:
@@ -383,6 +385,57 @@ def test_cycle_in_a_subgraph() -> None:
     else_g.add_control_edge(q, p)
     line = _cycle_line(root)
     assert {"else_g", "p", "q"} <= names_in(line)
+
+
+def test_cycle_message_walks_the_cycle_in_edge_order_and_counts_what_waits_on_it() -> None:
+    g, _, b, c = chain()
+    d = g.add_node("Relu", "d", num_inputs=1, num_outputs=1)
+    g.add_data_edge(c, 0, d, 0)  # d waits on the cycle but is not on it
+    g.add_control_edge(c, b)  # a -> b -> c by data, c -> b by control
+    line = _cycle_line(g)
+    assert re.search(r"has a cycle: (b -> c -\(control\)-> b|c -\(control\)-> b -> c) ", line)
+    assert "(1 more node waits on it); remove one of its edges" in line
+    assert "d" not in names_in(line.split(":", 1)[-1])
+
+
+def _random_graph(rng: np.random.Generator, n: int) -> Graph:
+    g = Graph("random")
+    nodes = [g.add_node("Relu", f"n{k}", num_inputs=2, num_outputs=1) for k in range(n)]
+    for dst in nodes:
+        for port in range(2):
+            if rng.random() < 0.6:
+                g.add_data_edge(nodes[int(rng.integers(n))], 0, dst, port)
+        if rng.random() < 0.3:
+            src = nodes[int(rng.integers(n))]
+            if src is not dst and dst not in src.get_out_control_nodes():
+                g.add_control_edge(src, dst)
+    return g
+
+
+def test_find_cycle_gives_a_real_cycle_of_each_cyclic_random_graph() -> None:
+    rng = np.random.default_rng(12)
+    found = 0
+    for _ in range(300):
+        g = _random_graph(rng, int(rng.integers(1, 9)))
+        _, stuck = topological_order(g)
+        cycle = find_cycle(stuck)
+        assert bool(cycle) == bool(stuck)
+        if not cycle:
+            continue
+        found += 1
+        members = [id(n) for n, _ in cycle]
+        assert len(set(members)) == len(members)  # a simple cycle
+        assert set(members) <= {id(n) for n in stuck}
+        for k, (node, data) in enumerate(cycle):
+            before = cycle[k - 1][0]  # the last entry feeds the first
+            if data:
+                assert any(e is not None and e[0] is before for e in node._in_edges)
+            else:
+                assert before in node._in_ctrl
+        assert describe_cycle(g, stuck).startswith(
+            f"graph 'random' has a cycle: {cycle[-1][0].name} "
+        )
+    assert found > 50  # the sample holds enough cycles to mean something
 
 
 # --- several problems at once --------------------------------------------------------------------

@@ -247,6 +247,45 @@ def test_add_graph_options_are_checked(session: Session) -> None:
     assert session.add_graph(1, xy_graph(), {"ge.enableSingleStream": "true"}) == 0
 
 
+def _close_a_cycle(graph: Graph, consumer_type: str, producer_type: str) -> None:
+    """Feed input 1 of the ``consumer_type`` node from the ``producer_type`` node after it."""
+    consumer = next(n for n in graph.get_direct_nodes() if n.type == consumer_type)
+    producer = next(n for n in graph.get_direct_nodes() if n.type == producer_type)
+    src, port = consumer.get_in_data_nodes_and_port_indexes(1)
+    graph.remove_edge(src, port, consumer, 1)
+    graph.add_data_edge(producer, 0, consumer, 1)
+
+
+def test_add_graph_names_the_nodes_of_a_cycle(session: Session) -> None:
+    b = GraphBuilder("cyclic")
+    x = b.create_input(0, name="x", shape=[2])
+    graph = b.build_and_reset([(x + 1.0) * 2.0])
+    _close_a_cycle(graph, "Add", "Mul")  # Add_1 -> Mul_3 -> Add_1, NetOutput waits on it
+    with pytest.raises(GeError) as info:
+        session.add_graph(1, graph)
+    assert str(info.value) == (
+        "AddGraph failed; graph_id=1; graph 'cyclic' has a cycle: Add_1 -> Mul_3 -> Add_1 "
+        "(1 more node waits on it); remove one of its edges"
+    )
+    assert "AIR" not in str(info.value)
+    with pytest.raises(GeError, match="graph_id=1"):  # nothing was added
+        session.run_graph(1, [host(np.ones(2, np.float32))])
+
+
+def test_add_graph_names_a_cycle_inside_a_subgraph(session: Session) -> None:
+    b = GraphBuilder("if_cyclic")
+    cond = b.create_input(0, name="cond", data_type=DataType.DT_BOOL)
+    x = b.create_input(1, name="x", shape=[3])
+    (y,) = ge.es.If(cond, [x], 1, _branch("then_cyclic", 2.0), _branch("else_fine", -1.0))
+    graph = b.build_and_reset([y])
+    _close_a_cycle(graph.get_subgraph("then_cyclic"), "Mul", "Add")  # the 2 read from the Add
+    with pytest.raises(
+        GeError, match=r"graph 'then_cyclic' has a cycle: \w+ -> \w+ -> \w+ "
+    ) as info:
+        session.add_graph(1, graph)
+    assert str(info.value).startswith("AddGraph failed; graph_id=1; graph 'then_cyclic'")
+
+
 # --- run_graph ----------------------------------------------------------------------------------
 def test_run_graph_with_host_inputs(session: Session) -> None:
     session.add_graph(1, xy_graph())

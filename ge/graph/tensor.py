@@ -61,11 +61,12 @@ def _element_count(shape: Shape) -> int:
     return count
 
 
-def _free_device_block(memory: DeviceMemory, addr: int) -> None:
+def _free_device_block(memory: DeviceMemory, addr: int, generation: int = 0) -> None:
     """A device tensor's finalizer: free its block, unless that was done behind its back
-    (a finalizer that raises only prints a traceback, at collection or at exit)."""
+    (a finalizer that raises only prints a traceback, at collection or at exit). The block's
+    generation keeps it from freeing a newer allocation that got the same address."""
     with contextlib.suppress(DeviceMemoryError):
-        memory.free(addr)
+        memory.free(addr, generation)
 
 
 def _check_shape(shape: object) -> Shape:
@@ -363,7 +364,7 @@ class Tensor:
         raw = self._bytes if self._bytes is not None else np.zeros(0, np.uint8)
         memory = device_memory()
         try:
-            addr = memory.malloc(int(raw.size), owner="ge.graph.Tensor")
+            addr, generation = memory.allocate(int(raw.size), owner="ge.graph.Tensor")
         except DeviceMemoryError as e:
             raise GeError(
                 f"to_device: cannot allocate {raw.size} bytes of device memory: {e}"
@@ -371,7 +372,7 @@ class Tensor:
         memory.view(addr, int(raw.size))[:] = raw
         self._device_addr = addr
         self._device_nbytes = int(raw.size)
-        self._finalizer = weakref.finalize(self, _free_device_block, memory, addr)
+        self._finalizer = weakref.finalize(self, _free_device_block, memory, addr, generation)
         self._bytes = None
         self._placement = Placement.PLACEMENT_DEVICE
         return self

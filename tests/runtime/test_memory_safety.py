@@ -132,7 +132,7 @@ def test_index_past_a_view_is_a_kernel_error_with_boundscheck(tmp_path: Path) ->
         out = np.empty(16, np.float32); runtime.memcpy_d2h(out, block.addr)
         print("written", *np.flatnonzero(out).tolist())
         """
-    env = {"GE_KERNEL_BOUNDSCHECK": "1", "GE_KERNEL_CACHE": str(tmp_path)}
+    env = {"GE_KERNEL_BOUNDSCHECK": "1", "GE_KERNEL_CACHE_DIR": str(tmp_path)}
     assert _child(body, env) == [
         "ran 3",
         "refused 4 GeError",
@@ -140,7 +140,7 @@ def test_index_past_a_view_is_a_kernel_error_with_boundscheck(tmp_path: Path) ->
         "refused -5 GeError",  # Numba wraps negative indexes: -5 of 4 is out of range
         "written 3",
     ]
-    unchecked = _child(body, {"GE_KERNEL_BOUNDSCHECK": "0", "GE_KERNEL_CACHE": str(tmp_path)})
+    unchecked = _child(body, {"GE_KERNEL_BOUNDSCHECK": "0", "GE_KERNEL_CACHE_DIR": str(tmp_path)})
     assert unchecked[1] == "ran 4"  # without it the stray write lands inside the live block
 
 

@@ -151,6 +151,23 @@ CASES = [
         lambda a: np.full((2, 3), a, np.float32),
     ),
     Case(
+        "argmax",
+        [3, 4],
+        lambda b, x, v: ge.es.Cast(ge.es.ArgMaxV2(x, ints(b, 1, v)), dst_type=DataType.DT_FLOAT),
+        lambda a: a.argmax(axis=1).astype(np.float32),
+    ),
+    Case(
+        "range",  # all three inputs are values: the Range folds, its user is refined
+        [5],
+        lambda b, x, v: (
+            x
+            + ge.es.Cast(
+                ge.es.Range(ints(b, 0, v), ints(b, 5, v), ints(b, 1, v)), dst_type=DataType.DT_FLOAT
+            )
+        ),
+        lambda a: a + np.arange(5, dtype=np.float32),
+    ),
+    Case(
         "reshape_chain",  # a refined shape feeds a second value-input op
         [24],
         lambda b, x, v: ge.es.Transpose(ge.es.Reshape(x, ints(b, [4, 6], v)), ints(b, [1, 0], v)),

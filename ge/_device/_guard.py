@@ -355,7 +355,7 @@ class RangeGuard:
 
     def failures_since(self, mark: int) -> list[tuple[int, int, int, int]]:
         """``(number, addr, count, itemsize)`` of the refusals recorded after ``mark``
-        (the last ``_RING`` of them at most), oldest first."""
+        (the last ``_RING`` of them at most), oldest first; ``mark`` 0 means all of them."""
         records = []
         for slot in range(_RING):
             stamp = self._ring[4 * slot]

@@ -419,7 +419,7 @@ def describe_failure(name: str, status: int, args: np.ndarray, mark: int | None 
     Numba's status. ``mark`` (from ``failure_mark()`` before the launch) also attributes a
     refused view at an address the kernel computed; without it only refusals of an argument's
     own address are attributed (another launch may have been refused meanwhile)."""
-    refused = device_memory().guard().failures_since(-1 if mark is None else mark)
+    refused = device_memory().guard().failures_since(0 if mark is None else mark)
     values = [int(v) % 2**64 for v in args.tolist()]
     ours = [r for r in refused if r[1] in values]
     if not ours and mark is not None:

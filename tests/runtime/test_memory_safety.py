@@ -244,3 +244,22 @@ def test_a_freed_block_in_a_queued_launch_is_released_after_it(
     gate.set()
     stream.synchronize()
     assert runtime.live_bytes() == live
+
+
+def test_a_kernel_that_raises_is_not_blamed_on_a_view() -> None:
+    lines = _child(
+        """
+        def boom(block_idx, block_dim, args):
+            if args[0] == 0:
+                raise ValueError("boom")
+
+        fn = runtime.load_kernel_binary(runtime.compile_kernel(boom, "boom")).get_function("boom")
+        s = runtime.Stream()
+        runtime.launch_kernel(fn, 1, s, [0, 0])
+        try:
+            s.synchronize()
+        except Exception as e:
+            print(e)
+        """
+    )
+    assert "kernel boom failed (status 1): it raised" in lines[-1], lines

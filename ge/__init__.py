@@ -9,7 +9,10 @@ reach for most.
     ('g', 'DT_FLOAT')
 """
 
-from ge import ops  # the op registry is always present (Graph.verify checks ops against it)
+from ge import (
+    custom_op,  # noqa: F401  (looks up unknown op types on ASCEND_CUSTOM_OPP_PATH)
+    ops,  # the op registry is always present (Graph.verify checks ops against it)
+)
 from ge.error import GeError
 from ge.graph import DataType, Format, Graph, Placement, Tensor
 

@@ -3,7 +3,9 @@
 ``ge_initialize(config)`` and ``ge_finalize()`` are classmethods (callable on the class or an
 instance) and return 0. Decision: calling ``ge_initialize`` again replaces the options (GE calls
 it undefined behaviour); ``ge_finalize`` without initialisation returns 0, as GE-PY does.
-Sessions refuse work while ge is not initialised.
+Sessions refuse work while ge is not initialised. ``ge_initialize`` also loads the Python custom
+ops listed in ``ASCEND_CUSTOM_OPP_PATH`` (``ge.custom_op.bootstrap``; entries loaded before are
+not run again); if that fails, its error propagates and ge stays uninitialised.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ class GeApi:
         if not config:
             raise GeTypeError("Ge init config must not be empty")
         options = check_options(config, "Ge init config")
+        # Python custom ops on ASCEND_CUSTOM_OPP_PATH load now, all or nothing: a failing
+        # plugin raises (its own error) and leaves ge uninitialised and the registries unchanged
+        from ge.custom_op.bootstrap import load_custom_op_plugins  # noqa: PLC0415
+
+        load_custom_op_plugins()
         with _LOCK:
             _STATE["initialized"] = True
             _STATE["options"] = options

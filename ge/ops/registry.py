@@ -7,7 +7,10 @@ malformed definition, or one that conflicts with a registered op of the same typ
 no-op that returns the existing definition.
 
 Listeners (``ge.es`` uses one to publish ``ge.es.custom.<OpType>``) are told about every new op;
-if a listener fails, the registration is rolled back.
+if a listener fails, the registration is rolled back. Resolvers are asked about an op type that
+is not registered before a look-up gives up: ``ge.custom_op`` installs one that loads the
+plugins on ``ASCEND_CUSTOM_OPP_PATH`` not loaded yet, so a graph naming an op from a newly added
+path finds it (the registry never imports upward; the resolver is handed in).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ge.ops.schema import REQUIRED, OpDef, PortKind
 __all__ = ["OpRegistry", "find_op", "get_op", "list_ops", "register_op_def", "registry"]
 
 Listener = Callable[[OpDef], None]
+Resolver = Callable[[str], bool]  # op type -> whether it may have registered something
 
 
 def _duplicates(names: list[str]) -> list[str]:
@@ -67,6 +71,7 @@ class OpRegistry:
     def __init__(self) -> None:
         self._ops: dict[str, OpDef] = {}
         self._listeners: list[Listener] = []
+        self._resolvers: list[Resolver] = []
         self._lock = threading.RLock()
 
     def register(self, op: OpDef) -> OpDef:
@@ -101,11 +106,18 @@ class OpRegistry:
             del self._ops[op_type]
 
     def find(self, op_type: str) -> OpDef | None:
-        return self._ops.get(op_type)
+        op = self._ops.get(op_type)
+        if op is None and self._resolvers:  # a miss only: hits never pay for resolvers
+            for resolver in list(self._resolvers):
+                if resolver(op_type):
+                    op = self._ops.get(op_type)
+                    if op is not None:
+                        break
+        return op
 
     def get(self, op_type: str) -> OpDef:
         """The definition of ``op_type``; ``GeValueError`` naming close matches if unknown."""
-        op = self._ops.get(op_type)
+        op = self.find(op_type)
         if op is None:
             import difflib  # noqa: PLC0415  (error path only)
 
@@ -117,6 +129,13 @@ class OpRegistry:
     def add_listener(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.append(listener)
+
+    def add_resolver(self, resolver: Resolver) -> None:
+        """Ask ``resolver(op_type)`` on every look-up of an unregistered op type; it returns
+        whether it may have registered ops (errors it raises reach the caller)."""
+        with self._lock:
+            if resolver not in self._resolvers:
+                self._resolvers.append(resolver)
 
     def __iter__(self) -> Iterator[OpDef]:
         return iter(list(self._ops.values()))

@@ -1,0 +1,1 @@
+"""Internals shared by several public packages (not part of the API)."""

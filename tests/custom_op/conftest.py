@@ -1,0 +1,40 @@
+"""Every custom-op test starts and ends with the registries, the loaded plugin paths and
+``ASCEND_CUSTOM_OPP_PATH`` as they were: what a test registers never leaks into another test
+(or into the op tables other test files iterate)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from ge.custom_op import bootstrap, proto, registry
+
+_counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_registries() -> Iterator[None]:
+    protos = proto._snapshot()
+    impls = registry._snapshot()
+    loaded = list(bootstrap._LOADED)
+    env = os.environ.get(bootstrap.ENV_NAME)
+    os.environ.pop(bootstrap.ENV_NAME, None)
+    try:
+        yield
+    finally:
+        registry._restore(impls)
+        proto._restore(protos)
+        bootstrap._LOADED[:] = loaded
+        if env is None:
+            os.environ.pop(bootstrap.ENV_NAME, None)
+        else:
+            os.environ[bootstrap.ENV_NAME] = env
+
+
+@pytest.fixture
+def op_type() -> str:
+    """A fresh op type name for one test."""
+    return f"TestCustom{next(_counter)}"

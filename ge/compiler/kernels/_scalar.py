@@ -18,8 +18,9 @@ import numpy as np
 from llvmlite import ir
 from numba import types as nt
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
+from ge.runtime._numba_kernels import _address_as_pointer
 from ge.runtime.kernel import kernel_array
 
 __all__ = ["HELPERS"]
@@ -209,6 +210,21 @@ def stack_tile(typingctx: Any) -> Any:
     return nt.int64(), codegen
 
 
+def tile_array(addr: int, count: int, dtype: Any) -> Any:
+    """A 1-D view of ``count`` elements of a ``stack_tile``: ``kernel_array`` without the
+    live-memory check, which refuses the kernel's own stack (it is not device memory). For
+    ``stack_tile`` addresses only."""
+    raise NotImplementedError("tile_array runs only inside compiled kernels")
+
+
+@overload(tile_array)  # type: ignore[untyped-decorator]
+def _tile_array(addr: Any, count: Any, dtype: Any) -> Any:
+    def impl(addr: Any, count: Any, dtype: Any) -> Any:
+        return numba.carray(_address_as_pointer(addr, dtype), count)
+
+    return impl
+
+
 @intrinsic  # type: ignore[untyped-decorator]
 def stream_store(typingctx: Any, dst: Any, src: Any, nbytes: Any) -> Any:
     """Copy ``nbytes`` from the 64-byte aligned ``src`` to ``dst``, whole 64-byte lines with
@@ -264,6 +280,7 @@ HELPERS = {
     "f32_to_bf16": f32_to_bf16,
     "int_div": int_div,
     "stack_tile": stack_tile,
+    "tile_array": tile_array,
     "stream_store": stream_store,
     "store_fence": store_fence,
 }

@@ -434,8 +434,10 @@ def _streaming_stretch(program: Program, kinds: list[str]) -> list[str]:
     lines = [f"    if n * {total} >= {_STREAM_MIN_BYTES} and ({' | '.join(starts)}) & 63 == 0:"]
     for o, (_, dtype) in enumerate(program.outputs):
         lines += [
+            # the block's stretch of the output, checked as a view (stream_store writes it)
+            f"        kernel_array(args[{2 + o}] + start * {dtype.itemsize}, m, {_np_name(dtype)})",
             f"        tile_at{o} = stack_tile()",
-            f"        tile{o} = kernel_array(tile_at{o}, {tile}, {_np_name(dtype)})",
+            f"        tile{o} = tile_array(tile_at{o}, {tile}, {_np_name(dtype)})",
         ]
     lines += [
         f"        for ta in range(0, m, {tile}):",

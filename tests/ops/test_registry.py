@@ -576,3 +576,28 @@ def test_optional_attrs_are_written_onto_nodes() -> None:
     assert s.get_output_names() == ["y0", "y1"]
     sh = add_op_node(g, "Shape", [(x, 0)])
     assert sh.get_attr("dtype") == 3
+
+
+# --- resolvers: asked on misses only -----------------------------------------------------------
+def test_resolvers_are_asked_on_misses_only() -> None:
+    name = fresh_name("Resolved")
+    asked: list[str] = []
+    reg = OpRegistry()
+    reg.register(scale_op("Known"))
+
+    def resolver(op_type: str) -> bool:
+        asked.append(op_type)
+        if op_type == name:
+            reg.register(scale_op(name))
+            return True
+        return False
+
+    reg.add_resolver(resolver)
+    reg.add_resolver(resolver)  # added once
+    assert reg.find("Known") is not None and asked == []
+    assert reg.get(name).type == name and asked == [name]
+    assert reg.find(name) is not None and asked == [name]  # now a hit
+    assert reg.find("Missing") is None and asked == [name, "Missing"]
+    with pytest.raises(GeValueError, match="unknown op type 'Missing'"):
+        reg.get("Missing")
+    assert "Other" not in reg and asked == [name, "Missing", "Missing"]  # `in` never resolves

@@ -1,11 +1,13 @@
 """The native table of live device ranges that compiled kernels check their views against.
 
 ``kernel_array(addr, count, dtype)`` inside a compiled kernel calls ``ge_check_view(addr,
-count, itemsize)`` once per view (not per element). That function, a few lines of LLVM IR
-JIT-compiled with llvmlite (no Numba), looks ``[addr, addr + count * itemsize)`` up in a sorted
-table of the live allocations' ``[start, end)`` ranges and answers 1 if the range lies inside
-one of them, else 0; the kernel then stops with a nonzero status (see
-``ge.runtime._numba_kernels``). A refused view is also written to a ring of the last
+count, itemsize, &lo, &hi)`` once per view (not per element). That function, a few lines of
+LLVM IR JIT-compiled with llvmlite (no Numba), looks ``[addr, addr + count * itemsize)`` up in
+a sorted table of the live allocations' ``[start, end)`` ranges and answers 1 if the range lies
+inside one of them (and writes that range to ``lo``/``hi``), else 0; the kernel then stops
+with a nonzero status (see ``ge.runtime._numba_kernels``). Each ``kernel_array`` call site
+remembers the last range that held its view, so a loop that views rows of one buffer makes
+one lookup, then a compare per row. A refused view is also written to a ring of the last
 ``_RING`` failures, from which the launcher names the range in its error.
 
 The table is kept by ``DeviceMemory`` under its lock (so there is one writer at a time) and read
@@ -96,7 +98,7 @@ define internal void @record(i64 %addr, i64 %count, i64 %itemsize) {
   ret void
 }
 
-define i32 @ge_check_view(i64 %addr, i64 %count, i64 %itemsize) {
+define i32 @ge_check_view(i64 %addr, i64 %count, i64 %itemsize, ptr %lo_out, ptr %hi_out) {
 entry:
   %neg = icmp slt i64 %count, 0
   br i1 %neg, label %fail, label %size
@@ -143,17 +145,28 @@ probe:
   %pe = getelementptr inbounds i64, ptr %t, i64 %at
   %limit = load atomic i64, ptr %pe monotonic, align 8
   %fits = icmp ule i64 %end, %limit
-  br i1 %fits, label %verdict, label %further
+  br i1 %fits, label %hold, label %further
+hold:
+  %ps = getelementptr inbounds i64, ptr %pe, i64 -1
+  %first = load atomic i64, ptr %ps monotonic, align 8
+  br label %verdict
 further:
   br label %compare
 verdict:
-  %inside = phi i1 [false, %compare], [true, %probe]
+  %inside = phi i1 [false, %compare], [true, %hold]
+  %lo = phi i64 [0, %compare], [%first, %hold]
+  %hi = phi i64 [0, %compare], [%limit, %hold]
   fence acquire
   %seq2 = load atomic i64, ptr @@CELL@@ monotonic, align 8
   %same = icmp eq i64 %seq1, %seq2
   br i1 %same, label %decide, label %read
 decide:
-  br i1 %inside, label %ok, label %fail
+  br i1 %inside, label %hit, label %fail
+hit:
+  ; the range that holds the view, for the caller to accept later views inside it at once
+  store i64 %lo, ptr %lo_out, align 8
+  store i64 %hi, ptr %hi_out, align 8
+  ret i32 1
 ok:
   ret i32 1
 fail:
@@ -263,7 +276,14 @@ define void @ge_guard_publish(i64 %new) {
 }
 """
 
-_CHECK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+_CHECK = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_uint64),
+    ctypes.POINTER(ctypes.c_uint64),
+)
 _INSERT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64)
 _REMOVE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64)
 _PUBLISH = ctypes.CFUNCTYPE(None, ctypes.c_uint64)
@@ -347,7 +367,15 @@ class RangeGuard:
 
     def check(self, addr: int, count: int, itemsize: int) -> bool:
         """What a kernel's view check answers (for tests and host-side checks)."""
-        return bool(self._check(addr, count, itemsize))
+        return self.holder(addr, count, itemsize) is not None
+
+    def holder(self, addr: int, count: int, itemsize: int) -> tuple[int, int] | None:
+        """``None`` if the view is refused, else the live range that holds it (``(0, 0)``
+        for an empty view, which needs none)."""
+        lo, hi = ctypes.c_uint64(0), ctypes.c_uint64(0)
+        if not self._check(addr, count, itemsize, ctypes.byref(lo), ctypes.byref(hi)):
+            return None
+        return lo.value, hi.value
 
     def mark(self) -> int:
         """How many refusals were recorded so far (pass it to ``failures_since``)."""

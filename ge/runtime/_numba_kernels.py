@@ -24,9 +24,10 @@ from llvmlite import ir as llvm_ir
 from numba import types as nt
 from numba.core import cgutils, errors
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.imputils import impl_ret_untracked, lower_builtin
 from numba.core.registry import cpu_target
-from numba.extending import intrinsic, overload
-from numba.np import numpy_support
+from numba.extending import intrinsic, type_callable
+from numba.np.arrayobj import make_array, populate_array
 
 from ge._device._guard import CHECK_SYMBOL
 from ge.error import GeError
@@ -49,42 +50,85 @@ def _address_as_pointer(typingctx: Any, addr: Any, dtype: Any) -> Any:
     return signature, codegen
 
 
-@intrinsic  # type: ignore[untyped-decorator]
-def _view_is_live(typingctx: Any, addr: Any, count: Any, itemsize: Any) -> Any:
-    """``ge_check_view(addr, count, itemsize) != 0``: one lookup in the live-range table."""
-    signature = nt.boolean(addr, count, itemsize)
+def _view_is_live(context: Any, builder: Any, at: Any, count: Any, itemsize: int) -> Any:
+    """An i1: whether ``[at, at + count * itemsize)`` is live device memory. At once if it
+    lies in the range this call site was last answered with (two compares, no call), else
+    one lookup by ``ge_check_view``, which also hands back the range that holds it."""
+    i64 = llvm_ir.IntType(64)
+    check = cgutils.get_or_insert_function(
+        builder.module,
+        llvm_ir.FunctionType(
+            llvm_ir.IntType(32), [i64, i64, i64, i64.as_pointer(), i64.as_pointer()]
+        ),
+        CHECK_SYMBOL,
+    )
+    # the call site's cache, in the kernel's own frame (this lowering runs inline in the
+    # kernel): zeroed once per kernel call, in its entry block, where alloca_once stores
+    lo = cgutils.alloca_once(builder, i64)
+    hi = cgutils.alloca_once(builder, i64)
+    size = i64(itemsize)
+    product = builder.smul_with_overflow(count, size)
+    end = builder.add(at, builder.extract_value(product, 0))
+    sound = builder.and_(
+        builder.not_(builder.extract_value(product, 1)),
+        builder.and_(
+            builder.icmp_signed(">=", count, i64(0)), builder.icmp_unsigned(">=", end, at)
+        ),
+    )
+    cached = builder.and_(
+        sound,
+        builder.and_(
+            builder.icmp_unsigned(">=", at, builder.load(lo)),
+            builder.icmp_unsigned("<=", end, builder.load(hi)),
+        ),
+    )
+    result = cgutils.alloca_once(builder, llvm_ir.IntType(1))
+    builder.store(cached, result)
+    with builder.if_then(builder.not_(cached), likely=False):
+        answer = builder.call(check, [at, count, size, lo, hi])
+        builder.store(builder.icmp_unsigned("!=", answer, answer.type(0)), result)
+    return builder.load(result)
 
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        i64 = llvm_ir.IntType(64)
-        check = cgutils.get_or_insert_function(
-            builder.module,
-            llvm_ir.FunctionType(llvm_ir.IntType(32), [i64, i64, i64]),
-            CHECK_SYMBOL,
-        )
-        values = [
-            context.cast(builder, value, ty, nt.int64)
-            for value, ty in zip(args, sig.args, strict=True)
-        ]
-        answer = builder.call(check, values)
-        return builder.icmp_unsigned("!=", answer, llvm_ir.Constant(answer.type, 0))
 
-    return signature, codegen
+@type_callable(kernel_array)  # type: ignore[untyped-decorator]
+def _type_kernel_array(context: Any) -> Any:
+    def typer(addr: Any, count: Any, dtype: Any) -> Any:
+        if not isinstance(dtype, nt.NumberClass):
+            raise errors.TypingError(
+                f"kernel_array: dtype must be a numpy scalar type such as np.float32, got {dtype}"
+            )
+        if isinstance(addr, nt.Integer) and isinstance(count, nt.Integer):
+            return nt.Array(dtype.dtype, 1, "C")
+        return None
+
+    return typer
 
 
-@overload(kernel_array)  # type: ignore[untyped-decorator]
-def _kernel_array(addr: Any, count: Any, dtype: Any) -> Any:
-    if not isinstance(dtype, nt.NumberClass):
-        raise errors.TypingError(
-            f"kernel_array: dtype must be a numpy scalar type such as np.float32, got {dtype}"
-        )
-    itemsize = numpy_support.as_dtype(dtype.dtype).itemsize
-
-    def impl(addr: Any, count: Any, dtype: Any) -> Any:
-        if not _view_is_live(addr, count, itemsize):
-            raise IndexError  # the launcher reads which view from the guard's records
-        return numba.carray(_address_as_pointer(addr, dtype), count)
-
-    return impl
+@lower_builtin(kernel_array, nt.Integer, nt.Integer, nt.NumberClass)  # type: ignore[untyped-decorator]
+def _lower_kernel_array(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+    """The view, built in the kernel's own code (no call): the range check, then a 1-D
+    C-contiguous array over the address, with no owner (device memory is not Numba's)."""
+    addr, count = (
+        context.cast(builder, value, ty, nt.int64)
+        for value, ty in zip(args[:2], sig.args[:2], strict=True)
+    )
+    array_type = sig.return_type
+    itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
+    live = _view_is_live(context, builder, addr, count, itemsize)
+    with builder.if_then(builder.not_(live), likely=False):
+        # the launcher reads which view it was from the guard's records
+        context.call_conv.return_user_exc(builder, IndexError, ())
+    view = make_array(array_type)(context, builder)
+    data = builder.inttoptr(addr, context.get_data_type(array_type.dtype).as_pointer())
+    populate_array(
+        view,
+        data=data,
+        shape=[count],
+        strides=[context.get_constant(nt.intp, itemsize)],
+        itemsize=context.get_constant(nt.intp, itemsize),
+        meminfo=None,
+    )
+    return impl_ret_untracked(context, builder, array_type, view._getvalue())
 
 
 def _entry_points(inner: str, name: str, suffix: str) -> str:

@@ -199,7 +199,7 @@ def _lower_node(
     for port, buf in enumerate(outputs):
         port_buf[(id(node), port)] = buf
     ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan, run_subgraph)
-    lowering = LOWERINGS.get(op.type)
+    lowering = op.lowering if op.lowering is not None else LOWERINGS.get(op.type)
     tasks = lowering(ctx) if lowering is not None else None
     if tasks is not None:
         _explain_by_reference(ctx, tasks)

@@ -11,11 +11,12 @@ shapes become known, and compiled like any other node. This package owns
 * ``bootstrap``: ``ASCEND_CUSTOM_OPP_PATH`` discovery, all or nothing per batch;
 * ``context``: the callback context accessors.
 
-Running a custom op (the ``execute`` path, and ``compile`` + ``declare_launch_args`` recorded
-into the task plan) is the next increment of issue #13: until then a graph holding one raises
-``NotImplementedError`` "not implemented yet: execute path" (or "declare_launch_args path")
-when it runs, and the context types (``EagerOpExecutionContext``, ``AnnotatedArgsContext``,
-``AnnotatedKernelLaunchInfo``, ``CompilePlatformInfo``, …) are not exported yet.
+A node whose implementation has ``execute`` runs it on every run of its task plan
+(``Session.run_graph``, ``run_graph_with_stream_async``, ``@ge.jit``) with an
+``EagerOpExecutionContext`` (``_eager``, ``execution_context``). ``declare_launch_args``
+recorded into the task plan is the next increment of issue #13: a class with only that raises
+``NotImplementedError`` "not implemented yet: declare_launch_args path" when its graph runs,
+and ``AnnotatedArgsContext`` / ``AnnotatedKernelLaunchInfo`` are not exported yet.
 
 Names load lazily on first use; an unknown one raises ``AttributeError`` "module
 'ge.custom_op' has no attribute '<name>'".
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         get_declare_launch_args_ctx,
         get_execute_ctx,
     )
+    from ge.custom_op.execution_context import EagerOpExecutionContext, RuntimeAttrs
     from ge.custom_op.proto import OpProtoDescriptor, register_op
     from ge.custom_op.registry import (
         OpImplDescriptor,
@@ -60,8 +62,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EagerExecuteOp",
+    "EagerOpExecutionContext",
     "OpImplDescriptor",
     "OpProtoDescriptor",
+    "RuntimeAttrs",
     "clear_registered_op_impls",
     "get_compile_ctx",
     "get_compile_platform_info",
@@ -76,6 +80,8 @@ __all__ = [
 
 _HOME = {
     "EagerExecuteOp": "base",
+    "EagerOpExecutionContext": "execution_context",
+    "RuntimeAttrs": "execution_context",
     "OpImplDescriptor": "registry",
     "OpProtoDescriptor": "proto",
     "clear_registered_op_impls": "registry",

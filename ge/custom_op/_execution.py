@@ -1,13 +1,14 @@
-"""What running a Python custom op does today: it says clearly what is missing.
+"""Where a Python custom op runs, and the error for where it cannot run (yet).
 
-Prototypes and implementations register, nodes build and infer, graphs add and compile; the
-three execution paths (``execute`` run eagerly per run, ``compile`` and ``declare_launch_args``
-recorded into the task plan) are the next increment of issue #13. Until then the op's
-reference rule, which the compiler and the reference interpreter call to run a node without a
-kernel, raises ``CustomOpNotImplementedError`` (a ``GeError`` and a ``NotImplementedError``)
-naming the op, the implementation class and the path that is not there yet, or says that no
-implementation is registered at all. Constant folding treats the error as "cannot fold" and
-leaves the node alone.
+A custom op runs inside compiled task plans (``Session.run_graph``,
+``run_graph_with_stream_async``, ``@ge.jit``): its ``OpDef.lowering`` is ``lower`` (the work is
+in ``ge.custom_op._eager``). Everywhere else ge would run the op's numpy *reference* instead:
+the reference interpreter (``eval_graph``, graphs whose shapes depend on input values),
+constant folding, and plans of an implementation whose path is not built yet (a class with only
+``declare_launch_args``). There the reference raises ``CustomOpNotImplementedError`` (a
+``GeError`` and a ``NotImplementedError``) naming the op, the implementation class and what is
+missing, or says that no implementation is registered at all. Constant folding treats the error
+as "cannot fold" and leaves the node alone (so ``execute`` never runs at compile time).
 """
 
 from __future__ import annotations
@@ -18,20 +19,24 @@ from typing import Any
 from ge.error import GeError
 from ge.ops.schema import ExecContext
 
-__all__ = ["CustomOpNotImplementedError", "missing_execution", "not_implemented_reference"]
-
-_PATHS = (
-    ("annotated_args", "declare_launch_args"),
-    ("eager_execute", "execute"),
-)
+__all__ = ["CustomOpNotImplementedError", "lower", "missing_execution", "not_implemented_reference"]
 
 
 class CustomOpNotImplementedError(GeError, NotImplementedError):
-    """A Python custom op was asked to run, and the path it needs does not exist yet."""
+    """A Python custom op was asked to run where the path it needs does not exist (yet)."""
+
+
+def lower(ctx: Any) -> Any:
+    """The ``OpDef.lowering`` of a Python custom op (``ge.custom_op._eager``, imported on the
+    first plan that holds one)."""
+    from ge.custom_op._eager import lower_custom_op  # noqa: PLC0415
+
+    return lower_custom_op(ctx)
 
 
 def missing_execution(op_type: str) -> GeError:
-    """The error for running ``op_type`` now (not raised: the caller raises it)."""
+    """The error for running ``op_type`` outside a plan that can (not raised: the caller
+    raises it)."""
     from ge.custom_op.registry import get_registered_op_impl_for_type  # noqa: PLC0415
 
     impl = get_registered_op_impl_for_type(op_type)
@@ -41,12 +46,17 @@ def missing_execution(op_type: str) -> GeError:
             f"@ge.custom_op.register_op_impl(op_type='{op_type}') defining execute or "
             f"declare_launch_args"
         )
-    method = next(m for interface, m in _PATHS if interface in impl.interfaces)
+    source = f"'{op_type}' ({impl.module_name}.{impl.class_name}, interfaces {impl.interfaces})"
+    if "eager_execute" in impl.interfaces:
+        return CustomOpNotImplementedError(
+            f"Python custom op {source} runs only inside compiled task plans "
+            f"(Session.run_graph, run_graph_with_stream_async, ge.jit); not implemented yet: "
+            f"running it on the reference interpreter (eval_graph, constant folding, graphs "
+            f"whose shapes depend on input values)"
+        )
     return CustomOpNotImplementedError(
-        f"Python custom op '{op_type}' ({impl.module_name}.{impl.class_name}, "
-        f"interfaces {impl.interfaces}) cannot run: not implemented yet: {method} path "
-        f"(ge.custom_op registers prototypes and implementations; running them is the next "
-        f"increment)"
+        f"Python custom op {source} cannot run: not implemented yet: declare_launch_args path "
+        f"(give the class an execute method to run it now)"
     )
 
 

@@ -5,8 +5,9 @@
 ``declare_launch_args``; anywhere else each raises ``RuntimeError`` with GE-PY's text
 (GE_ERRORS.md §10.4), including after the callback returned. The values live in
 ``ContextVar``s, so threads and asyncio tasks each see their own callback's context. The
-engine binds them with ``_bound(...)`` around a callback; the execution paths that run the
-callbacks are the next increment of issue #13, so today every accessor raises.
+engine binds them with ``_bound(...)`` around a callback (``ge.custom_op._eager`` around each
+schema-bound ``execute``; a legacy ``execute(self, ctx)`` gets its context as the argument and
+``get_execute_ctx()`` raises inside it, as in GE-PY).
 
     >>> get_execute_ctx()
     Traceback (most recent call last):

@@ -428,7 +428,7 @@ _OPS: dict[str, OpDef] = {}  # op type -> the OpDef registered in ge.ops for it
 
 def op_def_of(desc: OpProtoDescriptor) -> OpDef:
     """The ``ge.ops`` definition of a prototype: the same kind of object as a built-in's."""
-    from ge.custom_op._execution import not_implemented_reference  # noqa: PLC0415
+    from ge.custom_op._execution import lower, not_implemented_reference  # noqa: PLC0415
     from ge.custom_op._infer_meta import make_infer  # noqa: PLC0415
 
     return OpDef(
@@ -438,6 +438,7 @@ def op_def_of(desc: OpProtoDescriptor) -> OpDef:
         attrs=tuple(AttrSpec(a.name, a.value_type, a.default) for a in desc.attrs),
         infer=make_infer(desc),
         reference=not_implemented_reference(desc.op_type),
+        lowering=lower,
         group="custom",
         pure=not desc.mutates_args,
         doc=inspect.getdoc(desc.infer_meta) or f"Python custom op {desc.op_type}.",

@@ -174,6 +174,11 @@ class OpDef:
     io: str = ""  # "input" for graph inputs (Data), "output" for NetOutput, "" otherwise
     # Inputs whose *values* (not just shapes) the infer rule reads: axes, target shapes...
     value_inputs: frozenset[str] = frozenset()
+    # How the compiler lowers a node of this op: a function from a
+    # ``ge.compiler.lower.LowerContext`` to its tasks (``None`` from it: the numpy reference
+    # runs). Ops registered at run time (Python custom ops) carry theirs here; built-ins
+    # without one use ``ge.compiler.kernels.LOWERINGS``.
+    lowering: Callable[[Any], Any] | None = None
 
     def input_index(self, name: str) -> int:
         for i, spec in enumerate(self.inputs):

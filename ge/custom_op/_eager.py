@@ -1,0 +1,340 @@
+"""Lowering a Python custom-op node into the task plan; the ``execute`` (eager) path.
+
+A custom op's ``OpDef.lowering`` is ``lower_custom_op``: when the compiler builds a plan (once
+per compile for static shapes, once per distinct input-shape set for ``-1`` dims) it makes one
+instance of the op's implementation class for the node and lowers the node to
+
+* an ``EagerTask`` when the class has ``execute``: a host task of the plan, between the
+  compiled kernels of the built-ins around it, that on every run lends the callback
+  ``ge.runtime.Tensor`` views of the node's input buffers and an ``EagerOpExecutionContext``
+  whose outputs are the plan's own output buffers (no copy; see
+  ``ge.custom_op.execution_context``), calls ``execute``, waits for the launches it queued on
+  ``get_stream()``, then invalidates everything it lent;
+* nothing yet for a class with only ``declare_launch_args``: the node's reference then raises
+  ``CustomOpNotImplementedError`` naming that path.
+
+Failures name the node: an exception from the callback becomes ``GeError`` "node <name>
+failed: <Op> (<module.Class>.execute) raised <Type>: <message>", a kernel it launched that
+failed (a refused view of memory that is not live, an error inside the kernel) "... a kernel
+it launched failed: ...". ``Session`` prefixes "RunGraph failed; graph_id=N; ".
+
+The stream: each thread that runs plans has one ``_InlineStream``, a ``ge.runtime.Stream``
+whose work runs at once on the thread that queues it (failures are kept and reported by
+``synchronize``, later work is skipped behind one, as on any stream). A launch on it is
+therefore ordered exactly where the callback makes it, inside the plan, in ``run_graph`` on
+the caller's thread and in ``run_graph_with_stream_async`` on the user's stream's worker, and
+"waiting for it" costs nothing.
+
+Decision (ours): one implementation instance per node per plan, made when the plan is built
+(``compile`` and ``declare_launch_args`` of the same plan see the same instance, and so does
+every ``execute`` of it); concurrent runs of one plan share it, as GE's holder is shared.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ge.compiler.plan import BufferSpec, HostTask
+from ge.custom_op.context import _bound
+from ge.custom_op.execution_context import (
+    EagerOpExecutionContext,
+    RuntimeAttrs,
+    output_slot,
+)
+from ge.custom_op.registry import OpImplDescriptor, get_registered_op_impl_for_type
+from ge.error import GeError, GeTypeError
+from ge.graph.types import AttrValueType, DataType, Format
+from ge.ops.infer import producer_desc
+from ge.ops.layout import input_groups
+from ge.ops.schema import PortKind
+from ge.runtime import memory
+from ge.runtime.format import ExpandDimsType, StorageFormat
+from ge.runtime.shape import StorageShape
+from ge.runtime.stream import Stream
+from ge.runtime.types import Tensor, TensorPlacement
+
+if TYPE_CHECKING:
+    from ge.compiler.lower import LowerContext
+
+__all__ = ["EagerTask", "lower_custom_op"]
+
+VT = AttrValueType
+_KIND = {PortKind.REQUIRED: "required", PortKind.OPTIONAL: "optional", PortKind.DYNAMIC: "dynamic"}
+
+
+class _InlineStream(Stream):
+    """A stream whose work runs at once on the thread that queues it (see the module doc)."""
+
+    def submit(
+        self,
+        fn: Callable[[], Any],
+        name: str = "",
+        *,
+        always: bool = False,
+        settle: Callable[[], Any] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise GeTypeError(f"fn must be callable, got {type(fn).__name__}")
+        try:
+            if self._error is None or always:
+                fn()
+        except Exception as e:  # reported at synchronize(), as a worker thread would
+            if self._error is None:
+                self._error, self._failed_task = e, name or getattr(fn, "__name__", "task")
+        finally:
+            if settle is not None:
+                settle()
+
+    def synchronize(self) -> None:
+        error, name = self._error, self._failed_task
+        self._error, self._failed_task = None, ""
+        if error is not None:
+            detail = error if isinstance(error, GeError) else f"{type(error).__name__}: {error}"
+            raise GeError(f"{name} failed: {detail}") from error
+
+    def query(self) -> bool:
+        return True
+
+    def _reset(self) -> None:
+        self._error, self._failed_task = None, ""
+
+
+class _PerThread(threading.local):
+    stream: _InlineStream | None = None
+
+
+_THREAD = _PerThread()
+
+
+def _thread_stream() -> _InlineStream:
+    stream = _THREAD.stream
+    if stream is None:
+        stream = _THREAD.stream = _InlineStream()
+    return stream
+
+
+# --- what lowering prepares -------------------------------------------------------------------
+@dataclass
+class _Port:
+    buffer: int
+    data_type: DataType
+    format: Format
+
+
+@dataclass
+class _Prepared:
+    """Everything a run needs, fixed when the plan was built."""
+
+    where: str  # "<Op> (<module.Class>.execute)"
+    method: Callable[..., Any]
+    legacy: bool
+    inputs: list[_Port]  # present input instances, in port order
+    ir_inputs: list[tuple[str, list[int]]]  # per IR input: kind, its instance indexes
+    outputs: list[_Port]
+    output_names: list[str]
+    attr_names: list[str]
+    attr_kinds: list[AttrValueType]
+    attr_values: list[Any]  # plain values; a Tensor attr holds its constant's _Port
+
+
+def _view(addr: int, spec: BufferSpec, port: _Port) -> Tensor:
+    dims = [int(d) for d in spec.shape]
+    fmt = StorageFormat(port.format, port.format, ExpandDimsType())
+    return Tensor._view(
+        addr,
+        StorageShape(dims, dims),
+        port.data_type,
+        fmt,
+        TensorPlacement.ON_DEVICE_HBM,
+        size=spec.nbytes,
+    )
+
+
+def _attr_value(kind: AttrValueType, value: Any) -> Any:
+    """An attribute's node value as the callback receives it (a copy of the plain value)."""
+    if kind is VT.VT_DATA_TYPE:
+        return DataType(value)
+    if kind is VT.VT_LIST_DATA_TYPE:
+        return [DataType(v) for v in value]
+    if kind is VT.VT_FLOAT:
+        return float(value)
+    if kind is VT.VT_LIST_FLOAT:
+        return [float(v) for v in value]
+    if kind is VT.VT_LIST_LIST_INT:
+        return [[int(v) for v in row] for row in value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return value
+
+
+def _instantiate(impl: OpImplDescriptor, node_name: str) -> Any:
+    try:
+        return impl.cls()
+    except Exception as e:
+        raise GeError(
+            f"node {node_name}: creating {impl.module_name}.{impl.class_name}() for op "
+            f"{impl.op_type} raised {type(e).__name__}: {e}"
+        ) from e
+
+
+def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepared:
+    from ge.custom_op._signature import is_legacy_execute  # noqa: PLC0415
+
+    node, op = ctx.node, ctx.op
+    groups = input_groups(op, node)
+    present: dict[int, int] = {}  # port -> instance index
+    inputs: list[_Port] = []
+    for port, buf in enumerate(ctx.inputs):
+        if buf is None:
+            continue
+        desc = producer_desc(node, port)
+        present[port] = len(inputs)
+        inputs.append(_Port(buf, desc._data_type, desc._format))
+    ir_inputs = [
+        (_KIND[spec.kind], [present[p] for p in ports if p in present])
+        for spec, ports in zip(op.inputs, groups, strict=True)
+    ]
+    outputs = [
+        _Port(buf, desc._data_type, desc._format)
+        for buf, desc in zip(ctx.outputs, node._output_descs, strict=True)
+    ]
+    attr_values: list[Any] = []
+    for spec in op.attrs:
+        value = ctx.attrs[spec.name]
+        if spec.type is VT.VT_TENSOR:
+            array = value.numpy()
+            attr_values.append(_Port(ctx.constant(array), value.data_type, Format.FORMAT_ND))
+        else:
+            attr_values.append(_attr_value(spec.type, value))
+    return _Prepared(
+        where=f"{op.type} ({impl.module_name}.{impl.class_name}.execute)",
+        method=instance.execute,
+        legacy=is_legacy_execute(impl.cls),
+        inputs=inputs,
+        ir_inputs=ir_inputs,
+        outputs=outputs,
+        output_names=list(node._output_names),
+        attr_names=[a.name for a in op.attrs],
+        attr_kinds=[a.type for a in op.attrs],
+        attr_values=attr_values,
+    )
+
+
+def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
+    """The ``OpDef.lowering`` of every Python custom op (see the module docstring)."""
+    impl = get_registered_op_impl_for_type(ctx.op.type)
+    if impl is None or "eager_execute" not in impl.interfaces:
+        return None  # the reference says what is missing when the plan runs
+    instance = _instantiate(impl, ctx.node.name)
+    prepared = _prepare(ctx, impl, instance)
+    buffers = [p.buffer for p in prepared.inputs] + [p.buffer for p in prepared.outputs]
+    return [EagerTask(ctx.node.name, _never, buffers, prepared)]
+
+
+def _never(views: list[np.ndarray]) -> None:
+    raise GeError("an EagerTask runs through EagerTask.run")
+
+
+# --- a run --------------------------------------------------------------------------------------
+@dataclass
+class EagerTask(HostTask):
+    """A custom-op node whose ``execute`` runs in the plan (a host task: it reads and writes
+    its buffers through device addresses, so the plan keeps them in device memory)."""
+
+    prepared: _Prepared | None = None
+
+    def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+        assert self.prepared is not None
+        _run(self.prepared, addrs, specs)
+
+
+def _run(p: _Prepared, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+    stream = _thread_stream()
+    workspaces: list[Any] = []
+
+    def malloc(nbytes: int) -> int:
+        block = memory.malloc(max(nbytes, 1))
+        workspaces.append(block)
+        return int(block.addr)
+
+    inputs = [_view(int(addrs[q.buffer]), specs[q.buffer], q) for q in p.inputs]
+    outputs = []
+    for q, name in zip(p.outputs, p.output_names, strict=True):
+        spec = specs[q.buffer]
+        elements = int(np.prod(spec.shape, dtype=np.int64))
+        outputs.append(output_slot(name, int(addrs[q.buffer]), q.data_type, elements))
+    lent: list[Tensor] = []
+    values = []
+    for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
+        if kind is VT.VT_TENSOR:
+            tensor = _view(int(addrs[value.buffer]), specs[value.buffer], value)
+            lent.append(tensor)
+            values.append(tensor)
+        else:
+            values.append(_attr_value(kind, value))  # a fresh copy per run
+    attrs = RuntimeAttrs(p.attr_kinds, values)
+    ctx = EagerOpExecutionContext(inputs, p.ir_inputs, outputs, attrs, stream.handle, malloc)
+    ctx._lent += lent
+    try:
+        _call(p, ctx, inputs, values)
+        try:
+            stream.synchronize()
+        except GeError as e:
+            raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
+        _finish(p, ctx, addrs, specs)
+    finally:
+        stream._reset()
+        ctx._invalidate()
+        for block in workspaces:
+            memory.free(block)
+
+
+def _call(
+    p: _Prepared, ctx: EagerOpExecutionContext, inputs: list[Tensor], values: list[Any]
+) -> None:
+    try:
+        if p.legacy:
+            result = p.method(ctx)
+        else:
+            args: list[Any] = []
+            for kind, instances in p.ir_inputs:
+                tensors = [inputs[k] for k in instances]
+                if kind == "dynamic":
+                    args.append(tensors)
+                else:
+                    args.append(tensors[0] if tensors else None)
+            kwargs = dict(zip(p.attr_names, values, strict=True))
+            with _bound("execute", ctx):
+                result = p.method(*args, **kwargs)
+    except Exception as e:
+        raise GeError(f"{p.where} raised {type(e).__name__}: {e}") from e
+    if result is not None:
+        raise GeError(f"{p.where} must return None, got {type(result).__name__}")
+
+
+def _finish(
+    p: _Prepared, ctx: EagerOpExecutionContext, addrs: np.ndarray, specs: Sequence[BufferSpec]
+) -> None:
+    """Check that every output was made; copy the ones that refer to inputs."""
+    missing = [
+        f"{k} ('{name}')"
+        for k, (made, name) in enumerate(zip(ctx._produced, p.output_names, strict=True))
+        if made is None
+    ]
+    if missing:
+        raise GeError(
+            f"{p.where} returned without making output {', '.join(missing)}: call "
+            f"get_execute_ctx().malloc_output_tensor(index, shape, format, dtype) or "
+            f"make_output_ref_input(index, input_index) for every output"
+        )
+    for out, k in ctx._refs.items():
+        src = int(addrs[p.inputs[k].buffer])
+        dst_buf = p.outputs[out].buffer
+        dst = int(addrs[dst_buf])
+        if src != dst:
+            memory.memcpy_d2d(dst, src, specs[dst_buf].nbytes)

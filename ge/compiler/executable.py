@@ -107,7 +107,9 @@ class _ByValue:
             graph = compiled._shaped_copy(shapes)
             _substitute(graph, self.targets, values)
             try:
-                self.plans[key] = lower_graph(graph, compiled._run_subgraph, compiled._offset)
+                self.plans[key] = lower_graph(
+                    graph, compiled._run_subgraph, compiled._offset, compiled.options
+                )
             except ValueDependentShapeError:
                 self.plans[key] = None
         return self.plans[key]
@@ -594,11 +596,19 @@ class CompiledGraph:
     """Run ``graph`` many times: ``run_arrays`` (host arrays in and out) or ``execute`` (device
     addresses, used by sessions and streams). ``input_offset`` is for subgraphs, whose Data
     nodes may name parent inputs through ``_parent_node_index``; ``fuse=False`` compiles every
-    op on its own (see ``optimize_graph``)."""
+    op on its own (see ``optimize_graph``); ``options`` are the compile options lowerings may
+    read (``LowerContext.options``; ``None``: the global ones)."""
 
     def __init__(
-        self, graph: Graph, *, input_offset: int = 0, optimize: bool = True, fuse: bool = True
+        self,
+        graph: Graph,
+        *,
+        input_offset: int = 0,
+        optimize: bool = True,
+        fuse: bool = True,
+        options: dict[str, str] | None = None,
     ) -> None:
+        self.options = None if options is None else dict(options)
         self.graph = optimize_graph(graph, fuse=fuse) if optimize else graph
         self._offset = input_offset
         data = [n for n in self.graph.get_direct_nodes() if get_op(n.type).io == "input"]
@@ -665,7 +675,7 @@ class CompiledGraph:
 
     def _build(self, shapes: tuple[tuple[int, ...], ...]) -> Plan:
         graph = self.graph if self.static else self._shaped_copy(shapes)
-        return lower_graph(graph, self._run_subgraph, self._offset)
+        return lower_graph(graph, self._run_subgraph, self._offset, self.options)
 
     def _infer_subgraph(self, graph: Graph, shapes: tuple[tuple[int, ...], ...]) -> None:
         from ge.ops.infer import infer_subgraph  # noqa: PLC0415
@@ -681,7 +691,9 @@ class CompiledGraph:
     ) -> list[np.ndarray]:
         compiled = self._subgraphs.get(id(graph))
         if compiled is None:
-            compiled = CompiledGraph(graph, input_offset=offset, optimize=False)
+            compiled = CompiledGraph(
+                graph, input_offset=offset, optimize=False, options=self.options
+            )
             compiled._keep = graph  # type: ignore[attr-defined]
             self._subgraphs[id(graph)] = compiled
         # a branch may read fewer of the parent's inputs than another branch (its last ones)

@@ -61,6 +61,10 @@ class LowerContext:
     outputs: list[int]  # buffer id per output port
     plan: Plan
     run_subgraph: SubgraphRunner | None = None
+    # the options the graph is compiled with (global, session and graph options merged, the
+    # later winning), for lowerings that read them (Python custom ops' compile callbacks);
+    # None: the global options
+    options: dict[str, str] | None = None
 
     def spec(self, buffer: int) -> BufferSpec:
         return self.plan.buffers[buffer]
@@ -189,6 +193,7 @@ def _lower_node(
     plan: Plan,
     port_buf: dict[tuple[int, int], int],
     run_subgraph: SubgraphRunner,
+    options: dict[str, str] | None = None,
 ) -> None:
     from ge.compiler.kernels import LOWERINGS  # noqa: PLC0415  (kernels import this module)
 
@@ -198,7 +203,8 @@ def _lower_node(
     outputs = [plan.add_buffer(spec_of(d, BufferKind.INTERMEDIATE, 0)) for d in node._output_descs]
     for port, buf in enumerate(outputs):
         port_buf[(id(node), port)] = buf
-    ctx = LowerContext(node, op, node_attrs(op, node), inputs, outputs, plan, run_subgraph)
+    attrs = node_attrs(op, node)
+    ctx = LowerContext(node, op, attrs, inputs, outputs, plan, run_subgraph, options)
     lowering = op.lowering if op.lowering is not None else LOWERINGS.get(op.type)
     tasks = lowering(ctx) if lowering is not None else None
     if tasks is not None:
@@ -226,9 +232,15 @@ def _plan_memory(plan: Plan) -> None:
         plan.buffers[buf].index = offset
 
 
-def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 0) -> Plan:
+def lower_graph(
+    graph: Graph,
+    run_subgraph: SubgraphRunner,
+    input_offset: int = 0,
+    options: dict[str, str] | None = None,
+) -> Plan:
     """The plan of ``graph`` (shapes must be concrete). ``input_offset`` maps subgraph Data
-    nodes carrying ``_parent_node_index`` onto their inputs."""
+    nodes carrying ``_parent_node_index`` onto their inputs; ``options`` are the compile
+    options lowerings may read (``LowerContext.options``)."""
     order, cyclic = topological_order(graph)
     if cyclic:
         raise GraphError(describe_cycle(graph, cyclic))
@@ -248,7 +260,7 @@ def lower_graph(graph: Graph, run_subgraph: SubgraphRunner, input_offset: int = 
         elif node.type == "Const":
             port_buf[(id(node), 0)] = _const_buffer(plan, node)
         else:
-            _lower_node(node, op, plan, port_buf, run_subgraph)
+            _lower_node(node, op, plan, port_buf, run_subgraph, options)
     if sorted(inputs) != list(range(len(inputs))):
         raise GraphError(
             f"graph '{graph.name}' input indexes {sorted(inputs)} must be 0..{len(inputs) - 1}"

@@ -43,6 +43,7 @@ from ge.ops.registry import registry as _ops_registry
 
 if TYPE_CHECKING:
     from ge.custom_op.base import EagerExecuteOp
+    from ge.custom_op.compile_context import CompilePlatformInfo, OpCompileContext
     from ge.custom_op.context import (
         get_compile_ctx,
         get_compile_platform_info,
@@ -61,8 +62,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CompilePlatformInfo",
     "EagerExecuteOp",
     "EagerOpExecutionContext",
+    "OpCompileContext",
     "OpImplDescriptor",
     "OpProtoDescriptor",
     "RuntimeAttrs",
@@ -79,6 +82,8 @@ __all__ = [
 ]
 
 _HOME = {
+    "CompilePlatformInfo": "compile_context",
+    "OpCompileContext": "compile_context",
     "EagerExecuteOp": "base",
     "EagerOpExecutionContext": "execution_context",
     "RuntimeAttrs": "execution_context",

@@ -50,7 +50,7 @@ from ge.custom_op.registry import OpImplDescriptor, get_registered_op_impl_for_t
 from ge.error import GeError, GeTypeError
 from ge.graph.types import AttrValueType, DataType, Format
 from ge.ops.infer import producer_desc
-from ge.ops.layout import input_groups
+from ge.ops.layout import input_groups, output_groups
 from ge.ops.schema import PortKind
 from ge.runtime import memory
 from ge.runtime.format import ExpandDimsType, StorageFormat
@@ -136,6 +136,7 @@ class _Prepared:
     inputs: list[_Port]  # present input instances, in port order
     ir_inputs: list[tuple[str, list[int]]]  # per IR input: kind, its instance indexes
     outputs: list[_Port]
+    ir_outputs: list[list[int]]  # per IR output: its instance indexes
     output_names: list[str]
     attr_names: list[str]
     attr_kinds: list[AttrValueType]
@@ -213,11 +214,12 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
             attr_values.append(_attr_value(spec.type, value))
     return _Prepared(
         where=f"{op.type} ({impl.module_name}.{impl.class_name}.execute)",
-        method=instance.execute,
-        legacy=is_legacy_execute(impl.cls),
+        method=getattr(instance, "execute", _no_execute),
+        legacy="eager_execute" in impl.interfaces and is_legacy_execute(impl.cls),
         inputs=inputs,
         ir_inputs=ir_inputs,
         outputs=outputs,
+        ir_outputs=output_groups(op, node),
         output_names=list(node._output_names),
         attr_names=[a.name for a in op.attrs],
         attr_kinds=[a.type for a in op.attrs],
@@ -228,12 +230,69 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
 def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
     """The ``OpDef.lowering`` of every Python custom op (see the module docstring)."""
     impl = get_registered_op_impl_for_type(ctx.op.type)
-    if impl is None or "eager_execute" not in impl.interfaces:
+    if impl is None:
         return None  # the reference says what is missing when the plan runs
     instance = _instantiate(impl, ctx.node.name)
     prepared = _prepare(ctx, impl, instance)
+    if "compilable" in impl.interfaces:
+        _compile(ctx, impl, instance, prepared)
+    if "eager_execute" not in impl.interfaces:
+        return None
     buffers = [p.buffer for p in prepared.inputs] + [p.buffer for p in prepared.outputs]
     return [EagerTask(ctx.node.name, _never, buffers, prepared)]
+
+
+def _no_execute(*args: Any, **kwargs: Any) -> None:
+    raise GeError("the implementation has no execute")
+
+
+def _compile(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepared) -> None:
+    """Run ``compile`` once for this plan, on Tensors with shapes and no memory (addr 0)."""
+    from ge.custom_op.compile_context import CompilePlatformInfo, OpCompileContext  # noqa: PLC0415
+    from ge.ge_global.geapi import global_options  # noqa: PLC0415
+
+    specs = ctx.plan.buffers
+    inputs = [_view(0, specs[q.buffer], q) for q in p.inputs]
+    outputs = [_view(0, specs[q.buffer], q) for q in p.outputs]
+    values: list[Any] = []
+    for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
+        if kind is VT.VT_TENSOR:
+            tensor = _view(ctx.plan.const_addrs[value.buffer], specs[value.buffer], value)
+            inputs.append(tensor)  # expires with the rest
+            values.append(tensor)
+        else:
+            values.append(_attr_value(kind, value))
+    args = _ir_args(p.ir_inputs, inputs)
+    args += [
+        [outputs[k] for k in instances] if spec.dynamic else outputs[instances[0]]
+        for spec, instances in zip(ctx.op.outputs, p.ir_outputs, strict=True)
+    ]
+    options = global_options() if ctx.options is None else ctx.options
+    compile_ctx, platform_info = OpCompileContext(options), CompilePlatformInfo()
+    where = f"{ctx.op.type} ({impl.module_name}.{impl.class_name}.compile)"
+    try:
+        with _bound("compile", compile_ctx, platform_info):
+            result = instance.compile(*args, **dict(zip(p.attr_names, values, strict=True)))
+    except Exception as e:
+        raise GeError(f"node {ctx.node.name}: {where} raised {type(e).__name__}: {e}") from e
+    finally:
+        compile_ctx._invalidate()
+        platform_info._invalidate()
+        for tensor in inputs + outputs:
+            tensor._invalidate()
+    if result is not None:
+        raise GeError(
+            f"node {ctx.node.name}: {where} must return None, got {type(result).__name__}"
+        )
+
+
+def _ir_args(ir_inputs: list[tuple[str, list[int]]], inputs: list[Tensor]) -> list[Any]:
+    """The positional input arguments of a schema-bound callback, per IR input."""
+    args: list[Any] = []
+    for kind, instances in ir_inputs:
+        tensors = [inputs[k] for k in instances]
+        args.append(tensors if kind == "dynamic" else (tensors[0] if tensors else None))
+    return args
 
 
 def _never(views: list[np.ndarray]) -> None:
@@ -301,13 +360,7 @@ def _call(
         if p.legacy:
             result = p.method(ctx)
         else:
-            args: list[Any] = []
-            for kind, instances in p.ir_inputs:
-                tensors = [inputs[k] for k in instances]
-                if kind == "dynamic":
-                    args.append(tensors)
-                else:
-                    args.append(tensors[0] if tensors else None)
+            args = _ir_args(p.ir_inputs, inputs)
             kwargs = dict(zip(p.attr_names, values, strict=True))
             with _bound("execute", ctx):
                 result = p.method(*args, **kwargs)

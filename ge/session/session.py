@@ -32,7 +32,7 @@ from ge.compiler.executable import RESULT_BLOCKS, CompiledGraph, PlanRunner, Tar
 from ge.compiler.pipeline import copy_graph
 from ge.compiler.plan import Plan
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
-from ge.ge_global.geapi import is_initialized
+from ge.ge_global.geapi import global_options, is_initialized
 from ge.graph._verify import describe_cycle, topological_order, verify_graph
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
@@ -249,7 +249,8 @@ class Session:
                 )
             if entry.compiled is None:
                 try:
-                    entry.compiled = CompiledGraph(entry.graph)
+                    options = {**global_options(), **self._options, **entry.options}
+                    entry.compiled = CompiledGraph(entry.graph, options=options)
                 except GeError as e:
                     raise GeError(api, f"compiling the graph failed: {e}", graph_id=graph_id) from e
             return entry.compiled

@@ -30,6 +30,7 @@ __all__ = [
     "is_unknown_rank",
     "normalize_axes",
     "normalize_axis",
+    "one_int",
     "promote_types",
     "shape_of",
 ]
@@ -124,6 +125,18 @@ def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
     if not -max(rank, 1) <= axis < max(rank, 1):
         raise InferError(f"{what} {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
+
+
+def one_int(value: object, what: str) -> int:
+    """The single integer an axis-like input holds (a scalar or a one-element tensor).
+
+    >>> one_int(np.array([2]), "split_dim")
+    2
+    """
+    flat = np.asarray(value).reshape(-1)
+    if flat.size != 1:
+        raise InferError(f"{what} must hold one value, got {flat.size}: {flat.tolist()[:8]}")
+    return int(flat[0])
 
 
 def normalize_axes(axes: Iterable[int], rank: int, what: str = "axes") -> list[int]:

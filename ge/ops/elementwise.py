@@ -20,6 +20,7 @@ import numpy as np
 
 from ge.error import InferError
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DataType
 from ge.ops import _rules as rules
 from ge.ops._define import (
@@ -64,6 +65,16 @@ def _exp(x: np.ndarray, base: float, scale: float, shift: float) -> np.ndarray:
 def _log(x: np.ndarray, base: float, scale: float, shift: float) -> np.ndarray:
     y: np.ndarray = np.log(x * x.dtype.type(scale) + x.dtype.type(shift))
     return y if base == -1.0 else y / x.dtype.type(math.log(base))
+
+
+def _log_base_infer(ctx: InferContext) -> list[TensorDesc]:
+    """``same_infer``, and a ``base`` that has a logarithm: -1 (meaning e), or positive and,
+    for ``Log``, not 1 (log to base 1 divides by log(1) = 0)."""
+    base = ctx.attrs["base"]
+    if base != -1.0 and not (base > 0.0 and (base != 1.0 or ctx.op.type == "Exp")):
+        need = "> 0" if ctx.op.type == "Exp" else "> 0 and not 1"
+        raise InferError(f"attribute base must be -1 (for e) or {need}, got {base}")
+    return same_infer(ctx)
 
 
 def _erf_array(x: np.ndarray) -> np.ndarray:
@@ -131,7 +142,7 @@ for _row in _UNARY:
             inputs=(inp("x", _row.dtypes),),
             outputs=(out("y", _row.dtypes),),
             attrs=_row.attrs,
-            infer=same_infer,
+            infer=_log_base_infer if _row.attrs else same_infer,
             reference=_unary_reference(_row),
             group=_row.group,
             elementwise=True,

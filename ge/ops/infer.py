@@ -33,6 +33,7 @@ __all__ = [
     "graph_outputs",
     "infer_graph",
     "infer_node",
+    "infer_on_values",
     "node_attrs",
     "producer_desc",
 ]
@@ -168,6 +169,41 @@ def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
             current_outputs=list(node._output_descs),
             subgraphs=_subgraphs_of(node),
             infer_subgraph=infer_subgraph,
+        )
+        assert op.infer is not None
+        return _flatten_outputs(op, op.infer(ctx), ctx.output_counts)
+    except InferError as e:
+        where = f" at {node._source}" if node._source else ""
+        raise InferError(f"{describe_call(op, inputs)}{where}: {e}") from None
+
+
+def infer_on_values(node: Node, op: OpDef, values: Sequence[Any]) -> list[TensorDesc]:
+    """Output descs of ``node`` for the arrays that reach it at run time (``values``: one
+    entry per IR input, as ``eval_graph`` gathers them), so that inputs declared with ``-1``
+    dims or computed axes are held to the op's rule once they are known: a bad one is an
+    ``InferError`` naming the node, not whatever the numpy reference trips over."""
+    groups = input_groups(op, node)
+
+    def concrete(port: int) -> TensorDesc:
+        recorded = producer_desc(node, port)
+        return TensorDesc(list(values_by_port[port].shape), recorded._format, recorded._data_type)
+
+    values_by_port: dict[int, np.ndarray] = {}
+    for spec, ports, value in zip(op.inputs, groups, values, strict=True):
+        items = value if spec.dynamic else [value]
+        for port, item in zip(ports, items, strict=True):
+            if item is not None:
+                values_by_port[port] = item
+    inputs = _grouped(op, node, groups, concrete)
+    try:
+        _check_dtypes(op, inputs)
+        ctx = InferContext(
+            op,
+            inputs,
+            node_attrs(op, node),
+            _grouped(op, node, groups, lambda p: values_by_port[p]),
+            [len(g) for g in output_groups(op, node)],
+            current_outputs=list(node._output_descs),
         )
         assert op.infer is not None
         return _flatten_outputs(op, op.infer(ctx), ctx.output_counts)

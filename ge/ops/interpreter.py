@@ -29,10 +29,17 @@ from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
-from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
+from ge.ops.infer import (
+    _subgraph_slot,
+    _subgraphs_of,
+    const_value,
+    graph_outputs,
+    infer_on_values,
+    node_attrs,
+)
 from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import get_op
-from ge.ops.schema import ExecContext
+from ge.ops.schema import ExecContext, OpDef
 
 __all__ = ["eval_graph", "eval_tensors"]
 
@@ -55,7 +62,14 @@ def _feed(node: Node, feeds: Sequence[np.ndarray], offset: int) -> np.ndarray:
     declared = node._output_descs[0]
     value = feeds[slot]
     expected = list(declared._shape)
-    if not declared._shape.is_unknown_shape() and expected and list(value.shape) != expected:
+    # the rule compiled graphs apply (ge.compiler.executable.InputSpec): the declared rank,
+    # and every declared dim that is not -1; only an unknown rank takes any shape (a Data
+    # declared as a scalar takes a scalar: its users were inferred for one)
+    fits = expected == [-2] or (
+        len(expected) == value.ndim
+        and all(want in (-1, have) for want, have in zip(expected, value.shape, strict=True))
+    )
+    if not fits:
         raise GeValueError(
             f"inputs[{slot}] (for {node._name}) has shape {list(value.shape)}, expected {expected}"
         )
@@ -81,6 +95,21 @@ def _gather(
     return values
 
 
+def _decided_at_run_time(node: Node, op: OpDef) -> bool:
+    """Whether inference left something about ``node`` to the values that reach it: an
+    unknown dim in or out, or a value input (axes, shape...) not read from a Const."""
+    if any(d._shape.is_unknown_shape() for d in node._output_descs):
+        return True
+    for edge in node._in_edges:
+        if edge is not None and edge[0]._output_descs[edge[1]]._shape.is_unknown_shape():
+            return True
+    if op.value_inputs:
+        for spec, ports in zip(op.inputs, input_groups(op, node), strict=True):
+            if spec.name in op.value_inputs and any(const_value(node, p) is None for p in ports):
+                return True
+    return False
+
+
 def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) -> None:
     op = get_op(node._type)
     if op.io == "input":
@@ -91,15 +120,39 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
     if op.reference is None:
         raise GeError(f"op {op.type} has no reference implementation")
     groups = input_groups(op, node)
+    inputs = _gather(
+        node, groups, env, [s.optional for s in op.inputs], [s.dynamic for s in op.inputs]
+    )
+    outputs = list(node._output_descs)
+    if not op.subgraphs and _decided_at_run_time(node, op):
+        outputs = infer_on_values(node, op, inputs)
     ctx = ExecContext(
         op,
-        _gather(node, groups, env, [s.optional for s in op.inputs], [s.dynamic for s in op.inputs]),
+        inputs,
         node_attrs(op, node),
-        outputs=list(node._output_descs),
+        outputs=outputs,
         subgraphs=_subgraphs_of(node),
         run_subgraph=_run_subgraph,
     )
-    results = op.reference(ctx)
+    try:
+        results = op.reference(ctx)
+    except GeError:
+        raise
+    except MemoryError as e:  # numpy's _ArrayMemoryError says how much it wanted
+        raise GeError(
+            f"node {node._name} ({op.type}): out of host memory computing its outputs: {e}"
+        ) from e
+    except Exception as e:  # numpy refusing (an array too big to index...): name the node
+        kind = (
+            GeValueError
+            if isinstance(e, ValueError)
+            else GeTypeError
+            if isinstance(e, TypeError)
+            else GeError
+        )
+        raise kind(
+            f"node {node._name} ({op.type}): its reference failed: {type(e).__name__}: {e}"
+        ) from e
     port = 0
     for spec, result, group in zip(op.outputs, results, output_groups(op, node), strict=True):
         items: list[Any] = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]

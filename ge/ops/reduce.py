@@ -119,9 +119,7 @@ def _argmax_infer(ctx: InferContext) -> list[Any]:
         return [rules.desc(out_shape, dtype, x._format)]
     if not shape:
         raise InferError("x must have at least one dim")
-    axis = rules.normalize_axis(
-        int(np.asarray(ctx.values[1]).reshape(-1)[0]), len(shape), "dimension"
-    )
+    axis = rules.normalize_axis(rules.one_int(ctx.values[1], "dimension"), len(shape), "dimension")
     if shape[axis] == 0:
         raise InferError(f"cannot take the argmax over empty dimension {axis} of {shape}")
     return [rules.desc(shape[:axis] + shape[axis + 1 :], dtype, x._format)]
@@ -129,7 +127,7 @@ def _argmax_infer(ctx: InferContext) -> list[Any]:
 
 def _argmax_reference(ctx: ExecContext) -> list[Any]:
     x, dim = ctx.inputs
-    axis = rules.normalize_axis(int(np.asarray(dim).reshape(-1)[0]), x.ndim, "dimension")
+    axis = rules.normalize_axis(rules.one_int(dim, "dimension"), x.ndim, "dimension")
     return [np.argmax(x, axis=axis).astype(out_dtype(ctx))]
 
 

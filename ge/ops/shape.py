@@ -249,14 +249,18 @@ def _expand_dims_infer(ctx: InferContext) -> list[Any]:
         return [rules.desc(rules.UNKNOWN_RANK, x._data_type)]
     if ctx.values[1] is None:
         return [rules.desc([-1] * (len(x._shape) + 1), x._data_type)]
-    return [rules.desc(_unsqueeze_shape(list(x._shape), _ints(ctx.values[1])[:1]), x._data_type)]
+    return [
+        rules.desc(
+            _unsqueeze_shape(list(x._shape), [rules.one_int(ctx.values[1], "axis")]), x._data_type
+        )
+    ]
 
 
 _register(
     "ExpandDims",
     (inp("x", _ANY), inp("axis", rules.INDEX)),
     _expand_dims_infer,
-    lambda ctx: [np.expand_dims(ctx.inputs[0], _ints(ctx.inputs[1])[0]).copy()],
+    lambda ctx: [np.expand_dims(ctx.inputs[0], rules.one_int(ctx.inputs[1], "axis")).copy()],
     doc="y = x with a size-1 dim inserted at `axis`.",
 )
 
@@ -279,7 +283,9 @@ def _concat_infer(ctx: InferContext) -> list[Any]:
         raise InferError("cannot concatenate scalars; expand them to rank 1 first")
     if ctx.values[1] is None:
         return [rules.desc([-1] * len(shapes[0]), dtype)]
-    axis = rules.normalize_axis(_ints(ctx.values[1])[0], len(shapes[0]), "concat_dim")
+    axis = rules.normalize_axis(
+        rules.one_int(ctx.values[1], "concat_dim"), len(shapes[0]), "concat_dim"
+    )
     out_shape = []
     for i, dims in enumerate(zip(*shapes, strict=True)):
         if i == axis:
@@ -295,7 +301,7 @@ def _concat_infer(ctx: InferContext) -> list[Any]:
 def _concat_reference(ctx: ExecContext) -> list[Any]:
     xs, dim = ctx.inputs
     dtype = out_dtype(ctx)
-    return [np.concatenate([x.astype(dtype) for x in xs], axis=_ints(dim)[0])]
+    return [np.concatenate([x.astype(dtype) for x in xs], axis=rules.one_int(dim, "concat_dim"))]
 
 
 _register(
@@ -335,7 +341,9 @@ def _split_infer(ctx: InferContext) -> list[Any]:
     if rules.is_unknown_rank(shape) or ctx.values[2] is None:
         unknown = rules.UNKNOWN_RANK if rules.is_unknown_rank(shape) else [-1] * len(shape)
         return [[rules.desc(unknown, x._data_type) for _ in range(num_split)]]
-    axis = rules.normalize_axis(_ints(ctx.values[2])[0], len(shape), "split_dim")
+    if not shape:
+        raise InferError("cannot split a scalar; x must have at least one dim")
+    axis = rules.normalize_axis(rules.one_int(ctx.values[2], "split_dim"), len(shape), "split_dim")
     sizes = (
         [-1] * num_split
         if ctx.values[1] is None
@@ -346,7 +354,7 @@ def _split_infer(ctx: InferContext) -> list[Any]:
 
 def _split_reference(ctx: ExecContext) -> list[Any]:
     x, sizes, dim = ctx.inputs
-    axis = rules.normalize_axis(_ints(dim)[0], x.ndim, "split_dim")
+    axis = rules.normalize_axis(rules.one_int(dim, "split_dim"), x.ndim, "split_dim")
     sizes_list = _split_sizes(_ints(sizes), x.shape[axis], ctx.attrs["num_split"])
     return [[p.copy() for p in np.split(x, np.cumsum(sizes_list)[:-1].tolist(), axis=axis)]]
 
@@ -478,7 +486,7 @@ def _gather_infer(ctx: InferContext) -> list[Any]:
     batch = ctx.attrs["batch_dims"]
     if rules.is_unknown_rank(shape) or rules.is_unknown_rank(ishape) or ctx.values[2] is None:
         return [rules.desc(rules.UNKNOWN_RANK, x._data_type)]
-    axis = rules.normalize_axis(_ints(ctx.values[2])[0], len(shape), "axis")
+    axis = rules.normalize_axis(rules.one_int(ctx.values[2], "axis"), len(shape), "axis")
     batch = batch + len(ishape) if batch < 0 else batch
     if not 0 <= batch <= min(axis, len(ishape)):
         raise InferError(
@@ -513,7 +521,7 @@ def gather_index_problem(
 
 def _gather_reference(ctx: ExecContext) -> list[Any]:
     x, indices, axis_value = ctx.inputs
-    axis = rules.normalize_axis(_ints(axis_value)[0], x.ndim, "axis")
+    axis = rules.normalize_axis(rules.one_int(axis_value, "axis"), x.ndim, "axis")
     batch = ctx.attrs["batch_dims"]
     batch = batch + indices.ndim if batch < 0 else batch
     if not 0 <= batch <= min(axis, indices.ndim):
@@ -567,6 +575,13 @@ def _pairs(value: Any, rank: int) -> list[tuple[int, int]]:
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(rank)]
 
 
+def _pad_reference(ctx: ExecContext) -> list[Any]:
+    x = ctx.inputs[0]
+    pairs = _pairs(ctx.inputs[1], x.ndim)
+    # np.pad reads an empty width list as floats and refuses it: a scalar pads to itself
+    return [np.pad(x, pairs) if pairs else x.copy()]
+
+
 def _pad_infer(ctx: InferContext) -> list[Any]:
     x = ctx.inputs[0]
     rules.check_dtype(ctx.inputs[1], rules.INDEX, "paddings")
@@ -587,7 +602,7 @@ _register(
     "Pad",
     (inp("x", _ANY), inp("paddings", rules.INDEX)),
     _pad_infer,
-    lambda ctx: [np.pad(ctx.inputs[0], _pairs(ctx.inputs[1], ctx.inputs[0].ndim))],
+    _pad_reference,
     doc="y = x padded with zeros by `paddings` ([rank, 2]: before, after).",
 )
 

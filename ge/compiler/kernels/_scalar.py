@@ -120,6 +120,8 @@ def f32_to_bf16(value: float) -> Any:
 def int_div(a: int, b: int) -> int:
     if b == 0:
         return 0
+    if b == -1:  # -a wraps for the most negative value, as numpy's quotient does
+        return -a  # (numba's a // -1 gives 0 there in int64)
     q = a // b
     if q * b != a and (a < 0) != (b < 0):
         q += 1

@@ -13,10 +13,11 @@ shapes become known, and compiled like any other node. This package owns
 
 A node whose implementation has ``execute`` runs it on every run of its task plan
 (``Session.run_graph``, ``run_graph_with_stream_async``, ``@ge.jit``) with an
-``EagerOpExecutionContext`` (``_eager``, ``execution_context``). ``declare_launch_args``
-recorded into the task plan is the next increment of issue #13: a class with only that raises
-``NotImplementedError`` "not implemented yet: declare_launch_args path" when its graph runs,
-and ``AnnotatedArgsContext`` / ``AnnotatedKernelLaunchInfo`` are not exported yet.
+``EagerOpExecutionContext`` (``_eager``, ``execution_context``). A node whose implementation
+has ``declare_launch_args`` (preferred when it has both) declares its kernel launches once,
+when the plan is built (``AnnotatedArgsContext``, ``AnnotatedKernelArgs``,
+``AnnotatedKernelLaunchInfo``; ``annotated_args``): they run as kernel tasks of the plan with
+their addresses refreshed per run, and no Python runs per execution.
 
 Names load lazily on first use; an unknown one raises ``AttributeError`` "module
 'ge.custom_op' has no attribute '<name>'".
@@ -42,6 +43,12 @@ from typing import TYPE_CHECKING, Any
 from ge.ops.registry import registry as _ops_registry
 
 if TYPE_CHECKING:
+    from ge.custom_op.annotated_args import (
+        AnnotatedArgsContext,
+        AnnotatedKernelArgs,
+        AnnotatedKernelLaunchInfo,
+        WorkspaceAddr,
+    )
     from ge.custom_op.base import EagerExecuteOp
     from ge.custom_op.compile_context import CompilePlatformInfo, OpCompileContext
     from ge.custom_op.context import (
@@ -62,6 +69,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AnnotatedArgsContext",
+    "AnnotatedKernelArgs",
+    "AnnotatedKernelLaunchInfo",
     "CompilePlatformInfo",
     "EagerExecuteOp",
     "EagerOpExecutionContext",
@@ -69,6 +79,7 @@ __all__ = [
     "OpImplDescriptor",
     "OpProtoDescriptor",
     "RuntimeAttrs",
+    "WorkspaceAddr",
     "clear_registered_op_impls",
     "get_compile_ctx",
     "get_compile_platform_info",
@@ -82,6 +93,10 @@ __all__ = [
 ]
 
 _HOME = {
+    "AnnotatedArgsContext": "annotated_args",
+    "AnnotatedKernelArgs": "annotated_args",
+    "AnnotatedKernelLaunchInfo": "annotated_args",
+    "WorkspaceAddr": "annotated_args",
     "CompilePlatformInfo": "compile_context",
     "OpCompileContext": "compile_context",
     "EagerExecuteOp": "base",

@@ -1,4 +1,5 @@
-"""Lowering a Python custom-op node into the task plan; the ``execute`` (eager) path.
+"""Lowering a Python custom-op node into the task plan: the ``execute`` (eager) path and the
+``declare_launch_args`` (AnnotatedArgs) path.
 
 A custom op's ``OpDef.lowering`` is ``lower_custom_op``: when the compiler builds a plan (once
 per compile for static shapes, once per distinct input-shape set for ``-1`` dims) it makes one
@@ -10,8 +11,14 @@ instance of the op's implementation class for the node and lowers the node to
   whose outputs are the plan's own output buffers (no copy; see
   ``ge.custom_op.execution_context``), calls ``execute``, waits for the launches it queued on
   ``get_stream()``, then invalidates everything it lent;
-* nothing yet for a class with only ``declare_launch_args``: the node's reference then raises
-  ``CustomOpNotImplementedError`` naming that path.
+* ``KernelTask``s when the class has ``declare_launch_args`` (preferred over ``execute``):
+  the callback runs here, once per plan, with an ``AnnotatedArgsContext``
+  (``ge.custom_op.annotated_args``); each launch it declares becomes a kernel task like a
+  built-in's, whose input/output/workspace slots the plan patches with its buffers' addresses
+  on every run. No Python runs per execution.
+
+The node records which in ``_custom_task_args_mode`` (``"annotated_args"`` or
+``"eager_execute"``), as GE records the refresh mode at compile time.
 
 Failures name the node: an exception from the callback becomes ``GeError`` "node <name>
 failed: <Op> (<module.Class>.execute) raised <Type>: <message>", a kernel it launched that
@@ -61,7 +68,11 @@ from ge.runtime.types import Tensor, TensorPlacement
 if TYPE_CHECKING:
     from ge.compiler.lower import LowerContext
 
-__all__ = ["EagerTask", "lower_custom_op"]
+__all__ = ["TASK_ARGS_MODE", "EagerTask", "lower_custom_op"]
+
+# the node attribute naming the path its task plan runs it by, as GE records it at compile
+# time: "annotated_args" (declared launches, addresses refreshed per run) or "eager_execute"
+TASK_ARGS_MODE = "_custom_task_args_mode"
 
 VT = AttrValueType
 _KIND = {PortKind.REQUIRED: "required", PortKind.OPTIONAL: "optional", PortKind.DYNAMIC: "dynamic"}
@@ -236,8 +247,13 @@ def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
     prepared = _prepare(ctx, impl, instance)
     if "compilable" in impl.interfaces:
         _compile(ctx, impl, instance, prepared)
+    if "annotated_args" in impl.interfaces:  # preferred over execute: no Python per run
+        tasks = _declare(ctx, impl, instance, prepared)
+        ctx.node.set_attr(TASK_ARGS_MODE, "annotated_args")
+        return tasks
     if "eager_execute" not in impl.interfaces:
         return None
+    ctx.node.set_attr(TASK_ARGS_MODE, "eager_execute")
     buffers = [p.buffer for p in prepared.inputs] + [p.buffer for p in prepared.outputs]
     return [EagerTask(ctx.node.name, _never, buffers, prepared)]
 
@@ -251,14 +267,41 @@ def _compile(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepa
     from ge.custom_op.compile_context import CompilePlatformInfo, OpCompileContext  # noqa: PLC0415
     from ge.ge_global.geapi import global_options  # noqa: PLC0415
 
+    args, kwargs, lent, _ = _callback_args(ctx, p)
+    options = global_options() if ctx.options is None else ctx.options
+    compile_ctx, platform_info = OpCompileContext(options), CompilePlatformInfo()
+    where = f"{ctx.op.type} ({impl.module_name}.{impl.class_name}.compile)"
+    try:
+        with _bound("compile", compile_ctx, platform_info):
+            result = instance.compile(*args, **kwargs)
+    except Exception as e:
+        raise GeError(f"node {ctx.node.name}: {where} raised {type(e).__name__}: {e}") from e
+    finally:
+        compile_ctx._invalidate()
+        platform_info._invalidate()
+        for tensor in lent:
+            tensor._invalidate()
+    if result is not None:
+        raise GeError(
+            f"node {ctx.node.name}: {where} must return None, got {type(result).__name__}"
+        )
+
+
+def _callback_args(
+    ctx: LowerContext, p: _Prepared
+) -> tuple[list[Any], dict[str, Any], list[Tensor], list[Tensor]]:
+    """The positional and keyword arguments of ``compile`` / ``declare_launch_args``: Tensors
+    with shapes and no memory (addr 0; a ``Tensor`` attribute is a view of its constant), then
+    everything lent (to invalidate afterwards) and the output instances' Tensors."""
     specs = ctx.plan.buffers
     inputs = [_view(0, specs[q.buffer], q) for q in p.inputs]
     outputs = [_view(0, specs[q.buffer], q) for q in p.outputs]
+    lent = inputs + outputs
     values: list[Any] = []
     for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
         if kind is VT.VT_TENSOR:
             tensor = _view(ctx.plan.const_addrs[value.buffer], specs[value.buffer], value)
-            inputs.append(tensor)  # expires with the rest
+            lent.append(tensor)
             values.append(tensor)
         else:
             values.append(_attr_value(kind, value))
@@ -267,23 +310,65 @@ def _compile(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepa
         [outputs[k] for k in instances] if spec.dynamic else outputs[instances[0]]
         for spec, instances in zip(ctx.op.outputs, p.ir_outputs, strict=True)
     ]
-    options = global_options() if ctx.options is None else ctx.options
-    compile_ctx, platform_info = OpCompileContext(options), CompilePlatformInfo()
-    where = f"{ctx.op.type} ({impl.module_name}.{impl.class_name}.compile)"
+    return args, dict(zip(p.attr_names, values, strict=True)), lent, outputs
+
+
+def _declare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepared) -> list[Any]:
+    """Run ``declare_launch_args`` once for this plan; its launches become ``KernelTask``s
+    whose address slots the plan patches on every run (see ``ge.custom_op.annotated_args``)."""
+    from ge.compiler.plan import BufferKind, kernel_task  # noqa: PLC0415
+    from ge.custom_op.annotated_args import AnnotatedArgsContext  # noqa: PLC0415
+
+    node = ctx.node
+    args, kwargs, lent, outputs = _callback_args(ctx, p)
+
+    def new_workspace(size: int) -> int:
+        spec = BufferSpec(BufferKind.INTERMEDIATE, 0, (size,), np.dtype(np.uint8))
+        return ctx.plan.add_buffer(spec)
+
+    ir_outputs = [
+        ("dynamic" if spec.dynamic else "required", instances)
+        for spec, instances in zip(ctx.op.outputs, p.ir_outputs, strict=True)
+    ]
+    declare_ctx = AnnotatedArgsContext(
+        [q.buffer for q in p.inputs],
+        [q.buffer for q in p.outputs],
+        outputs,
+        ir_outputs,
+        new_workspace,
+    )
+    where = f"{ctx.op.type} ({impl.module_name}.{impl.class_name}.declare_launch_args)"
     try:
-        with _bound("compile", compile_ctx, platform_info):
-            result = instance.compile(*args, **dict(zip(p.attr_names, values, strict=True)))
+        with _bound("declare_launch_args", declare_ctx):
+            result = instance.declare_launch_args(*args, **kwargs)
     except Exception as e:
-        raise GeError(f"node {ctx.node.name}: {where} raised {type(e).__name__}: {e}") from e
+        raise GeError(f"node {node.name}: {where} raised {type(e).__name__}: {e}") from e
     finally:
-        compile_ctx._invalidate()
-        platform_info._invalidate()
-        for tensor in inputs + outputs:
+        declare_ctx._invalidate()
+        for tensor in lent:
             tensor._invalidate()
     if result is not None:
-        raise GeError(
-            f"node {ctx.node.name}: {where} must return None, got {type(result).__name__}"
+        raise GeTypeError(
+            f"node {node.name}: {where}: declare_launch_args must return None, got "
+            f"{type(result).__name__}"
         )
+    if not declare_ctx.launches:
+        raise GeError(
+            f"node {node.name}: {where} declared no launch: call "
+            f"get_declare_launch_args_ctx().add_launch(AnnotatedKernelLaunchInfo(...), args)"
+        )
+    tasks = []
+    for launch in declare_ctx.launches:
+        template = [value if kind == "scalar" else 0 for kind, value in launch.slots] or [0]
+        patches = [(pos, buf) for pos, (kind, buf) in enumerate(launch.slots) if kind == "buffer"]
+        task = kernel_task(node.name, launch.function, launch.block_dim, template, patches)
+        task.explain = _no_explanation  # the op has no reference to explain a failure with
+        tasks.append(task)
+    return tasks
+
+
+def _no_explanation(views: list[np.ndarray]) -> str | None:
+    return None
 
 
 def _ir_args(ir_inputs: list[tuple[str, list[int]]], inputs: list[Tensor]) -> list[Any]:

@@ -4,8 +4,8 @@ A custom op runs inside compiled task plans (``Session.run_graph``,
 ``run_graph_with_stream_async``, ``@ge.jit``): its ``OpDef.lowering`` is ``lower`` (the work is
 in ``ge.custom_op._eager``). Everywhere else ge would run the op's numpy *reference* instead:
 the reference interpreter (``eval_graph``, graphs whose shapes depend on input values),
-constant folding, and plans of an implementation whose path is not built yet (a class with only
-``declare_launch_args``). There the reference raises ``CustomOpNotImplementedError`` (a
+constant folding, and plans of an implementation that has neither ``execute`` nor
+``declare_launch_args``. There the reference raises ``CustomOpNotImplementedError`` (a
 ``GeError`` and a ``NotImplementedError``) naming the op, the implementation class and what is
 missing, or says that no implementation is registered at all. Constant folding treats the error
 as "cannot fold" and leaves the node alone (so ``execute`` never runs at compile time).
@@ -47,7 +47,7 @@ def missing_execution(op_type: str) -> GeError:
             f"declare_launch_args"
         )
     source = f"'{op_type}' ({impl.module_name}.{impl.class_name}, interfaces {impl.interfaces})"
-    if "eager_execute" in impl.interfaces:
+    if "eager_execute" in impl.interfaces or "annotated_args" in impl.interfaces:
         return CustomOpNotImplementedError(
             f"Python custom op {source} runs only inside compiled task plans "
             f"(Session.run_graph, run_graph_with_stream_async, ge.jit); not implemented yet: "
@@ -55,8 +55,8 @@ def missing_execution(op_type: str) -> GeError:
             f"whose shapes depend on input values)"
         )
     return CustomOpNotImplementedError(
-        f"Python custom op {source} cannot run: not implemented yet: declare_launch_args path "
-        f"(give the class an execute method to run it now)"
+        f"Python custom op {source} cannot run: its implementation has neither execute nor "
+        f"declare_launch_args"
     )
 
 

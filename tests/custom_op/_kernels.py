@@ -45,8 +45,31 @@ def fail_if(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
         raise ValueError("asked to fail")
 
 
+def scale2(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
+    """z = 2 * x: args (x, z, n)."""
+    n = args[2]
+    x = kernel_array(args[0], n, np.float32)
+    z = kernel_array(args[1], n, np.float32)
+    for i in range(block_idx, n, block_dim):
+        z[i] = x[i] * 2.0
+
+
+def plus(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
+    """z = x + c, c an int scalar: args (x, z, n, c)."""
+    n = args[2]
+    x = kernel_array(args[0], n, np.float32)
+    z = kernel_array(args[1], n, np.float32)
+    for i in range(block_idx, n, block_dim):
+        z[i] = x[i] + args[3]
+
+
+@functools.cache
+def binary(name: str) -> bytes:
+    """The kernel binary of ``name`` of this module (``compile_kernel``'s bytes)."""
+    return runtime.compile_kernel(globals()[name], name)
+
+
 @functools.cache
 def kernel(name: str) -> KernelFunction:
     """The loaded kernel ``name`` of this module."""
-    py = globals()[name]
-    return runtime.load_kernel_binary(runtime.compile_kernel(py, name)).get_function(name)
+    return runtime.load_kernel_binary(binary(name)).get_function(name)

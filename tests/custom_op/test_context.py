@@ -85,6 +85,8 @@ def test_package_exports() -> None:
     for name in ge.custom_op.__all__:
         assert getattr(ge.custom_op, name) is not None
     assert set(ge.custom_op.__all__) <= set(dir(ge.custom_op))
+    for name in ("AnnotatedArgsContext", "AnnotatedKernelArgs", "AnnotatedKernelLaunchInfo"):
+        assert name in ge.custom_op.__all__
     with pytest.raises(AttributeError) as info:
-        ge.custom_op.AnnotatedKernelLaunchInfo  # noqa: B018  (next increment)
-    assert str(info.value) == "module 'ge.custom_op' has no attribute 'AnnotatedKernelLaunchInfo'"
+        ge.custom_op.NoSuchThing  # noqa: B018
+    assert str(info.value) == "module 'ge.custom_op' has no attribute 'NoSuchThing'"

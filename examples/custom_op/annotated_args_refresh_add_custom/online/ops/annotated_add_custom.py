@@ -7,9 +7,9 @@ kernel, ported): block ``b`` adds elements ``[b * 1024, (b + 1) * 1024)``, so a 
 
 ``NoRefreshAddCustom.execute`` runs on every run of its graph and launches the kernel itself.
 ``AnnotatedAddCustom`` has ``compile`` (builds the kernel binary once per plan, as the seed's
-callback compiles its Ascend C source) and ``declare_launch_args``; ge does not record
-``declare_launch_args`` launches into task plans yet, so its graph cannot run yet (run.py says
-so and runs the NoRefresh half).
+callback compiles its Ascend C source) and ``declare_launch_args``, which declares the launch
+once, when the plan is built: each run then only refreshes the x, y and z addresses in that
+recorded launch, with no Python.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ import numpy as np
 
 from ge import runtime
 from ge.custom_op import (
+    AnnotatedKernelLaunchInfo,
     get_compile_platform_info,
+    get_declare_launch_args_ctx,
     get_execute_ctx,
     register_op,
     register_op_impl,
@@ -112,8 +114,23 @@ class AnnotatedAddCustom:
                 self._artifacts[key] = _Artifact(kernel_binary(), x.shape_size // BLOCK_SIZE)
 
     def declare_launch_args(self, x: Tensor, y: Tensor, z: Tensor) -> None:
-        raise NotImplementedError(
-            "ge does not record declare_launch_args launches into task plans yet"
+        _validate(x, y, z)
+        artifact = self._artifacts.get((_dims(x), str(x.data_type)))
+        if artifact is None:
+            raise RuntimeError("AnnotatedAddCustom compile cache miss")
+        ctx = get_declare_launch_args_ctx()
+        args = ctx.create_kernel_args()
+        args.append_input(0, x)
+        args.append_input(1, y)
+        args.append_output(0, z)
+        ctx.add_launch(
+            AnnotatedKernelLaunchInfo(
+                kernel_name=KERNEL_NAME,
+                kernel_bin=artifact.binary,
+                block_dim=artifact.block_dim,
+                stream_id=ctx.get_stream_id(),
+            ),
+            args,
         )
 
 

@@ -41,15 +41,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ge.compiler.plan import BufferSpec, HostTask
-from ge.custom_op.context import _bound
+from ge.custom_op.context import _EXECUTE, _bound
 from ge.custom_op.execution_context import (
     EagerOpExecutionContext,
+    OutputSlot,
     RuntimeAttrs,
     output_slot,
 )
@@ -75,6 +76,7 @@ __all__ = ["TASK_ARGS_MODE", "EagerTask", "lower_custom_op"]
 TASK_ARGS_MODE = "_custom_task_args_mode"
 
 VT = AttrValueType
+_ON_DEVICE = TensorPlacement.ON_DEVICE_HBM
 _KIND = {PortKind.REQUIRED: "required", PortKind.OPTIONAL: "optional", PortKind.DYNAMIC: "dynamic"}
 
 
@@ -152,6 +154,13 @@ class _Prepared:
     attr_names: list[str]
     attr_kinds: list[AttrValueType]
     attr_values: list[Any]  # plain values; a Tensor attr holds its constant's _Port
+    # what a run lends, fixed when the plan is built: per input instance (buffer, dims, data
+    # type, format template, bytes), per output (name, buffer, data type, elements, bytes)
+    lend_inputs: list[tuple[int, list[int], DataType, StorageFormat, int]] = field(
+        default_factory=list
+    )
+    lend_outputs: list[tuple[str, int, DataType, int, int]] = field(default_factory=list)
+    plain_attrs: bool = True  # no Tensor attribute (nothing to lend for the attributes)
 
 
 def _view(addr: int, spec: BufferSpec, port: _Port) -> Tensor:
@@ -223,7 +232,27 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
             attr_values.append(_Port(ctx.constant(array), value.data_type, Format.FORMAT_ND))
         else:
             attr_values.append(_attr_value(spec.type, value))
+    specs = ctx.plan.buffers
+    lend_inputs = [
+        (
+            q.buffer,
+            [int(d) for d in specs[q.buffer].shape],
+            q.data_type,
+            StorageFormat(q.format, q.format, ExpandDimsType()),
+            specs[q.buffer].nbytes,
+        )
+        for q in inputs
+    ]
+    lend_outputs = []
+    for q, name in zip(outputs, node._output_names, strict=True):
+        buffer_spec = specs[q.buffer]
+        count = int(np.prod(buffer_spec.shape, dtype=np.int64))
+        slot = output_slot(name, 0, q.data_type, count)
+        lend_outputs.append((name, q.buffer, q.data_type, slot.elements, slot.nbytes))
     return _Prepared(
+        lend_inputs=lend_inputs,
+        lend_outputs=lend_outputs,
+        plain_attrs=all(spec.type is not VT.VT_TENSOR for spec in op.attrs),
         where=f"{op.type} ({impl.module_name}.{impl.class_name}.execute)",
         method=getattr(instance, "execute", _no_execute),
         legacy="eager_execute" in impl.interfaces and is_legacy_execute(impl.cls),
@@ -398,7 +427,31 @@ class EagerTask(HostTask):
 
 
 def _run(p: _Prepared, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
-    stream = _thread_stream()
+    """One run of the node's ``execute``. The hot path of the execute path: everything that
+    does not change between runs was fixed when the plan was built (``_Prepared``), so a run
+    lends fresh views (``Tensor._lend``), binds the context, calls, and checks."""
+    stream = _THREAD.stream or _thread_stream()
+    lend = Tensor._lend
+    inputs = [
+        lend(int(addrs[buf]), dims, dims, dtype, fmt, _ON_DEVICE, nbytes)
+        for buf, dims, dtype, fmt, nbytes in p.lend_inputs
+    ]
+    outputs = [
+        OutputSlot(name, int(addrs[buf]), dtype, elements, nbytes)
+        for name, buf, dtype, elements, nbytes in p.lend_outputs
+    ]
+    lent: list[Tensor] = []
+    if p.plain_attrs:
+        values = [_attr_value(kind, value) for kind, value in zip(p.attr_kinds, p.attr_values)]  # noqa: B905
+    else:
+        values = []
+        for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
+            if kind is VT.VT_TENSOR:
+                tensor = _view(int(addrs[value.buffer]), specs[value.buffer], value)
+                lent.append(tensor)
+                values.append(tensor)
+            else:
+                values.append(_attr_value(kind, value))  # a fresh copy per run
     workspaces: list[Any] = []
 
     def malloc(nbytes: int) -> int:
@@ -406,30 +459,17 @@ def _run(p: _Prepared, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         workspaces.append(block)
         return int(block.addr)
 
-    inputs = [_view(int(addrs[q.buffer]), specs[q.buffer], q) for q in p.inputs]
-    outputs = []
-    for q, name in zip(p.outputs, p.output_names, strict=True):
-        spec = specs[q.buffer]
-        elements = int(np.prod(spec.shape, dtype=np.int64))
-        outputs.append(output_slot(name, int(addrs[q.buffer]), q.data_type, elements))
-    lent: list[Tensor] = []
-    values = []
-    for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
-        if kind is VT.VT_TENSOR:
-            tensor = _view(int(addrs[value.buffer]), specs[value.buffer], value)
-            lent.append(tensor)
-            values.append(tensor)
-        else:
-            values.append(_attr_value(kind, value))  # a fresh copy per run
     attrs = RuntimeAttrs(p.attr_kinds, values)
     ctx = EagerOpExecutionContext(inputs, p.ir_inputs, outputs, attrs, stream.handle, malloc)
-    ctx._lent += lent
+    if lent:
+        ctx._lent += lent
     try:
         _call(p, ctx, inputs, values)
-        try:
-            stream.synchronize()
-        except GeError as e:
-            raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
+        if stream._error is not None:
+            try:
+                stream.synchronize()
+            except GeError as e:
+                raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
         _finish(p, ctx, addrs, specs)
     finally:
         stream._reset()
@@ -446,9 +486,14 @@ def _call(
             result = p.method(ctx)
         else:
             args = _ir_args(p.ir_inputs, inputs)
-            kwargs = dict(zip(p.attr_names, values, strict=True))
-            with _bound("execute", ctx):
-                result = p.method(*args, **kwargs)
+            token = _EXECUTE.set(ctx)  # what _bound("execute", ctx) does, without its frame
+            try:
+                if values:
+                    result = p.method(*args, **dict(zip(p.attr_names, values)))  # noqa: B905
+                else:
+                    result = p.method(*args)
+            finally:
+                _EXECUTE.reset(token)
     except Exception as e:
         raise GeError(f"{p.where} raised {type(e).__name__}: {e}") from e
     if result is not None:
@@ -459,12 +504,12 @@ def _finish(
     p: _Prepared, ctx: EagerOpExecutionContext, addrs: np.ndarray, specs: Sequence[BufferSpec]
 ) -> None:
     """Check that every output was made; copy the ones that refer to inputs."""
-    missing = [
-        f"{k} ('{name}')"
-        for k, (made, name) in enumerate(zip(ctx._produced, p.output_names, strict=True))
-        if made is None
-    ]
-    if missing:
+    if None in ctx._produced:
+        missing = [
+            f"{k} ('{name}')"
+            for k, (made, name) in enumerate(zip(ctx._produced, p.output_names, strict=True))
+            if made is None
+        ]
         raise GeError(
             f"{p.where} returned without making output {', '.join(missing)}: call "
             f"get_execute_ctx().malloc_output_tensor(index, shape, format, dtype) or "

@@ -306,7 +306,10 @@ class EagerOpExecutionContext:
         failure = "Failed to malloc output tensor"
         dtype = _check_data_type(dtype)
         i, slot = self._output(index, failure)
-        elements = shape.storage_shape.size
+        storage = shape.storage_shape  # raises if the shape is a view that expired
+        origin = shape.origin_shape
+        format.expand_dims_type  # noqa: B018  (the same for the format)
+        elements = storage.size
         if dtype is not slot.data_type or elements != slot.elements:
             raise GeError(
                 f"{failure}: output {i} ('{slot.name}') is {slot.elements} elements of "
@@ -316,7 +319,9 @@ class EagerOpExecutionContext:
         existing = self._produced[i]
         if existing is not None and i not in self._refs:
             return existing
-        tensor = Tensor._view(slot.addr, shape, dtype, format, _ON_DEVICE, size=slot.nbytes)
+        tensor = Tensor._lend(
+            slot.addr, origin._dims, storage._dims, dtype, format, _ON_DEVICE, slot.nbytes
+        )
         self._refs.pop(i, None)
         return self._produce(i, tensor)
 

@@ -469,6 +469,19 @@ def launch_kernel(
     Returns at once; a failure (bad address, kernel error) surfaces at
     ``stream.synchronize()``.
     """
+    if (  # the common case, checked in one pass: plain int64 arguments (no ranges to hold)
+        type(function) is KernelFunction
+        and type(block_dim) is int
+        and 1 <= block_dim < 2**32
+        and type(args) is list
+        and args
+        and all(type(a) is int and -(2**63) <= a < 2**63 for a in args)
+    ):
+        packed = np.array(args, dtype=np.int64)
+        resolve_stream(stream).submit(
+            lambda: _run_blocks(function, block_dim, packed), name=f"kernel {function.name}"
+        )
+        return
     if not isinstance(function, KernelFunction):
         raise GeTypeError(f"function must be a KernelFunction, got {type(function).__name__}")
     if isinstance(block_dim, bool) or not isinstance(block_dim, int):

@@ -267,6 +267,47 @@ class Tensor:
         view._format._bind(view._lease)
         return view
 
+    @classmethod
+    def _lend(
+        cls,
+        addr: int,
+        origin_dims: list[int],
+        storage_dims: list[int],
+        data_type: DataType,
+        fmt: StorageFormat,
+        placement: TensorPlacement,
+        size: int,
+    ) -> Tensor:
+        """``_view`` for trusted ge internals that lend a view per run (the custom-op execute
+        path): the same fresh objects, bound to a new lease, without re-checking arguments
+        that were checked once when the plan was built (~1 µs instead of ~10)."""
+        lease = _Lease()
+        origin = Shape.__new__(Shape)
+        origin._dims, origin._lease = list(origin_dims), lease
+        storage = Shape.__new__(Shape)
+        storage._dims, storage._lease = list(storage_dims), lease
+        shape = StorageShape.__new__(StorageShape)
+        shape._origin, shape._storage, shape._lease = origin, storage, lease
+        src = fmt._expand
+        expand = ExpandDimsType.__new__(ExpandDimsType)
+        expand._size, expand._mask, expand._lease = src._size, src._mask, lease
+        form = StorageFormat.__new__(StorageFormat)
+        form._origin, form._storage, form._expand, form._lease = (
+            fmt._origin,
+            fmt._storage,
+            expand,
+            lease,
+        )
+        view = cls.__new__(cls)
+        view._lease = lease
+        view._addr = addr
+        view._data_type = data_type
+        view._shape = shape
+        view._format = form
+        view._placement = placement
+        view._size = size
+        return view
+
     def _invalidate(self) -> None:
         """End the loan: this tensor and every view taken from it raise from now on."""
         self._lease.alive = False

@@ -1,0 +1,117 @@
+"""The execute path's per-run fast paths lend exactly what the checked paths lend:
+``Tensor._lend`` views equal ``Tensor._view`` ones and expire together; a view a callback
+mutates never leaks into the next run; ``launch_kernel``'s plain-int fast path queues in
+order and still reports failures at synchronize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ge.es.custom
+from ge import runtime
+from ge.custom_op import get_execute_ctx, register_op, register_op_impl
+from ge.error import GeError
+from ge.es import GraphBuilder
+from ge.ge_global import GeApi
+from ge.graph import DataType, Format
+from ge.graph import Tensor as GraphTensor
+from ge.runtime import ExpandDimsType, StorageFormat, StorageShape, Tensor, TensorDesc
+from ge.runtime.types import TensorPlacement
+from ge.session import Session
+from tests.custom_op._kernels import kernel
+
+
+def _fields(t: Tensor) -> tuple[Any, ...]:
+    return (
+        t.addr,
+        t.size,
+        t.shape_size,
+        t.origin_shape.dims,
+        t.storage_shape.dims,
+        t.data_type,
+        t.origin_format,
+        t.storage_format,
+        t.expand_dims_type.full_size,
+        t.placement,
+    )
+
+
+def test_lend_matches_view_and_expires_together() -> None:
+    fmt = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1010"))
+    where = TensorPlacement.ON_DEVICE_HBM
+    slow = Tensor._view(64, StorageShape([2, 3], [6]), DataType.DT_FLOAT, fmt, where, size=24)
+    fast = Tensor._lend(64, [2, 3], [6], DataType.DT_FLOAT, fmt, where, 24)
+    assert _fields(fast) == _fields(slow)
+    shape, form, dims = fast.shape, fast.format, fast.storage_shape
+    shape.origin_shape.set_dim(0, 5)  # a copy: the template is untouched
+    assert Tensor._lend(64, [2, 3], [6], DataType.DT_FLOAT, fmt, where, 24).origin_shape.dims == [
+        2,
+        3,
+    ]
+    fast._invalidate()
+    for read in (
+        lambda: fast.addr,
+        lambda: shape.origin_shape,
+        lambda: form.origin_format,
+        lambda: dims.dims,
+    ):
+        with pytest.raises(RuntimeError, match="borrowed for a custom-op callback"):
+            read()
+
+
+def test_a_mutated_view_does_not_leak_into_the_next_run(op_type: str) -> None:
+    seen: list[list[int]] = []
+
+    @register_op(op_type=op_type)
+    def infer(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.data_type)
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, x: Tensor) -> None:
+            seen.append(x.storage_shape.dims)
+            x.storage_shape.set_dim(0, 99)
+            ctx = get_execute_ctx()
+            out = ctx.malloc_output_tensor(0, StorageShape([4], [4]), x.format, x.data_type)
+            runtime.launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, x.addr, out.addr, 4])
+
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    try:
+        session = Session({})
+        b = GraphBuilder("g")
+        session.add_graph(
+            0, b.build_and_reset([getattr(ge.es.custom, op_type)(b.create_input(0, shape=[4]))])
+        )
+        for _ in range(3):
+            (out,) = session.run_graph(0, [GraphTensor.from_numpy(np.arange(4, dtype=np.float32))])
+            np.testing.assert_array_equal(out.numpy(), [0, 2, 4, 6])
+        assert seen == [[4]] * 3
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_launch_kernel_int_fast_path_orders_and_reports() -> None:
+    block = runtime.malloc(16)
+    try:
+        runtime.memcpy_h2d(block.addr, np.ones(4, np.float32))
+        stream = runtime.Stream()
+        for _ in range(3):  # x += 1 three times, in order
+            runtime.launch_kernel(kernel("add_one_in_place"), 2, stream, [block.addr, 4])
+        stream.synchronize()
+        out = np.empty(4, np.float32)
+        runtime.memcpy_d2h(out, block.addr)
+        assert out.tolist() == [4.0] * 4
+        runtime.launch_kernel(kernel("add_one_in_place"), 1, stream.handle, [0x40, 4])
+        with pytest.raises(GeError, match="not inside live device memory"):
+            stream.synchronize()
+        with pytest.raises(GeError, match="block_dim must be in"):
+            runtime.launch_kernel(kernel("add_one_in_place"), 0, stream, [block.addr, 4])
+        runtime.launch_kernel(kernel("add_one_in_place"), 1, stream, (block, 4))  # checked path
+        stream.synchronize()
+        runtime.memcpy_d2h(out, block.addr)
+        assert out.tolist() == [5.0] * 4
+    finally:
+        runtime.free(block)

@@ -1,0 +1,171 @@
+"""What a Python custom op costs per call, in one run (medians, after warm-up).
+
+At seed 004's size (8192 float32, the add kernel launched with 8 blocks of 1024):
+
+* a graph running one AnnotatedArgs custom op (``AnnotatedAddCustom``: ``declare_launch_args``
+  recorded into the plan, no Python per run) against the same graph with the built-in ``Add``
+  (goal: <= 1.2x);
+* the execute path (``NoRefreshAddCustom``: its Python ``execute`` every run) against the
+  same kernel launched bare from the plan: the microseconds the execute path adds per call
+  (goal: <= 3 us);
+* the seed sample's Annotated speedup (NoRefresh / Annotated);
+* a breakdown of where each path's microseconds go.
+
+    python benchmarks/custom_op_overhead.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples/custom_op/annotated_args_refresh_add_custom/online"
+os.environ["ASCEND_CUSTOM_OPP_PATH"] = str(SAMPLE / "ops")
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._timing import interleaved_medians  # noqa: E402
+from ge import runtime  # noqa: E402
+from ge.custom_op._eager import EagerTask, _thread_stream  # noqa: E402
+from ge.custom_op.execution_context import (  # noqa: E402
+    EagerOpExecutionContext,
+    OutputSlot,
+    RuntimeAttrs,
+)
+from ge.es import GraphBuilder  # noqa: E402
+from ge.ge_global import GeApi  # noqa: E402
+from ge.graph import DataType  # noqa: E402
+from ge.graph import Tensor as GraphTensor  # noqa: E402
+from ge.graph.types import Placement  # noqa: E402
+from ge.runtime import StorageFormat, Tensor, TensorPlacement  # noqa: E402
+from ge.session import Session  # noqa: E402
+
+N = 8192
+CALLS = 200  # calls per timed sample
+
+
+def per_call_us(fn: Callable[[], object], samples: int = 15) -> float:
+    """Median over ``samples`` of the mean time of ``CALLS`` back-to-back calls, in µs."""
+    for _ in range(CALLS):
+        fn()
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        times.append((time.perf_counter() - start) / CALLS)
+    return statistics.median(times) * 1e6
+
+
+def graph(name: str, op: Callable[..., object]) -> object:
+    b = GraphBuilder(name)
+    x = b.create_input(0, shape=[N], data_type=DataType.DT_FLOAT)
+    y = b.create_input(1, shape=[N], data_type=DataType.DT_FLOAT)
+    return b.build_and_reset([op(x, y)])
+
+
+def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    from ge.es import Add  # noqa: PLC0415
+    from ge.es.custom import AnnotatedAddCustom, NoRefreshAddCustom  # noqa: PLC0415
+
+    session = Session({})
+    ids = {"builtin Add": 0, "AnnotatedAddCustom": 1, "NoRefreshAddCustom": 2}
+    session.add_graph(0, graph("builtin", Add))
+    session.add_graph(1, graph("annotated", AnnotatedAddCustom))
+    session.add_graph(2, graph("no_refresh", NoRefreshAddCustom))
+    rng = np.random.default_rng(0)
+    a, c = (rng.standard_normal(N).astype(np.float32) for _ in range(2))
+    inputs = [GraphTensor.from_numpy(v, placement=Placement.PLACEMENT_DEVICE) for v in (a, c)]
+    for gid in ids.values():  # compile, and check every element
+        (out,) = session.run_graph(gid, inputs)
+        np.testing.assert_allclose(out.numpy(), a + c, rtol=1e-6)
+
+    def batch(gid: int) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(CALLS):
+                session.run_graph(gid, inputs)
+
+        return run
+
+    medians = interleaved_medians({k: batch(g) for k, g in ids.items()}, repeat=30, rounds=6)
+    graph_us = {k: v / CALLS * 1e6 for k, v in medians.items()}
+
+    # --- the pieces -------------------------------------------------------------------------
+    sample = next(m for n, m in sys.modules.items() if n.startswith("_ge_py_custom_op_annotated"))
+    fn = sample._function()
+    blocks = [runtime.malloc(N * 4) for _ in range(3)]
+    addrs = [b.addr for b in blocks]
+    packed = np.array(addrs, np.int64)
+    stream = _thread_stream()
+    bare = per_call_us(lambda: runtime.kernel.run_blocks(fn, N // 1024, packed))
+
+    def launch() -> None:
+        runtime.launch_kernel(fn, N // 1024, stream.handle, addrs)
+
+    launch_us = per_call_us(launch) - bare
+    fmt = StorageFormat()
+    where = TensorPlacement.ON_DEVICE_HBM
+
+    def lend() -> None:
+        views = [
+            Tensor._lend(addr, [N], [N], DataType.DT_FLOAT, fmt, where, N * 4) for addr in addrs[:2]
+        ]
+        outputs = [OutputSlot("output0", addrs[2], DataType.DT_FLOAT, N, N * 4)]
+        ctx = EagerOpExecutionContext(
+            views,
+            [("required", [0]), ("required", [1])],
+            outputs,
+            RuntimeAttrs([], []),
+            stream.handle,
+            lambda n: 0,
+        )
+        ctx._invalidate()
+
+    lend_us = per_call_us(lend)
+    plan = session._graphs[2].compiled.plan_for([[N], [N]])  # type: ignore[union-attr]
+    task = next(t for t in plan.tasks if isinstance(t, EagerTask))
+    task_addrs = np.zeros(len(plan.buffers), np.int64)
+    order = [*plan.inputs, *plan.outputs]
+    for buf, addr in zip(order, addrs, strict=True):
+        task_addrs[buf] = addr
+    eager_us = per_call_us(lambda: task.run(task_addrs, plan.buffers))
+
+    # --- the report -------------------------------------------------------------------------
+    builtin, annotated, no_refresh = (graph_us[k] for k in ids)
+    print(f"custom-op overhead at {N} float32 (add kernel, {N // 1024} blocks), medians, µs/call")
+    print(f"{'':44}{'µs':>10}")
+    for k, v in graph_us.items():
+        print(f"  run_graph, one {k:28}{v:10.2f}")
+    print()
+    ratio, added = annotated / builtin, no_refresh - annotated
+    print(f"  AnnotatedArgs graph / built-in Add graph    {ratio:10.3f}x  (goal <= 1.2x)")
+    print(f"  execute path adds over the bare launch      {added:10.2f}  (goal <= 3 µs)")
+    print(
+        f"  sample's Annotated speedup (NoRefresh/Ann.) {no_refresh / annotated:10.3f}x  (goal > 1)"
+    )
+    print()
+    print("  breakdown")
+    print(f"    kernel itself (8 blocks, native pool)     {bare:10.2f}")
+    around = annotated - bare
+    print(f"    run_graph around one kernel task          {around:10.2f}  (Annotated - kernel)")
+    print(f"    execute path: EagerTask.run, whole        {eager_us:10.2f}  (incl. the kernel)")
+    print(f"      lend 2 views + output slot + context    {lend_us:10.2f}")
+    print(f"      launch_kernel, queueing on the stream   {launch_us:10.2f}")
+    rest = eager_us - bare - lend_us - launch_us
+    print(
+        f"      the sample's execute body + the rest    {rest:10.2f}  (its checks, malloc_output)"
+    )
+    for b in blocks:
+        runtime.free(b)
+    GeApi.ge_finalize()
+
+
+if __name__ == "__main__":
+    main()

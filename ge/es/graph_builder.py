@@ -66,13 +66,19 @@ def _outside_ge(filename: str) -> bool:
     return not os.path.abspath(filename).startswith(_GE_DIR)  # abspath: ~2 µs, once per file
 
 
+@functools.cache
+def _user_file(filename: str) -> str | None:
+    """The base name of ``filename`` when it is outside ge, else ``None`` (once per file)."""
+    return os.path.basename(filename) if _outside_ge(filename) else None
+
+
 def user_source() -> str | None:
     """``file:line`` of the nearest caller outside the ``ge`` package."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if _outside_ge(filename):
-            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        name = _user_file(frame.f_code.co_filename)
+        if name is not None:
+            return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 

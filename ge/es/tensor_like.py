@@ -63,13 +63,31 @@ def _as_array(value: Any) -> np.ndarray:
     return array
 
 
-def to_const(builder: GraphBuilder, value: Any, like: DataType | None = None) -> TensorHolder:
-    """A Const node holding ``value``; see the module docstring for its dtype."""
+# The tensor made for a Python number, by (type, repr, like): ``x * 0.5`` in a loop makes the
+# same constant each time. Safe to share: the Const attribute stores its own copy.
+_SCALARS: dict[tuple[type, str, DataType | None], Tensor] = {}
+
+
+def _tensor_of(value: Any, like: DataType | None) -> Tensor:
     array = _as_array(value)
     if isinstance(value, (np.ndarray, np.generic)):
         data_type = data_type_from_numpy(array.dtype)
     else:
         data_type = _weak_type(array, like)
     array = np.array(array, dtype=numpy_dtype(data_type), order="C")
-    tensor = Tensor.from_numpy(array)
+    return Tensor.from_numpy(array)
+
+
+def to_const(builder: GraphBuilder, value: Any, like: DataType | None = None) -> TensorHolder:
+    """A Const node holding ``value``; see the module docstring for its dtype."""
+    if type(value) is float or type(value) is int:
+        key = (type(value), repr(value), like)  # repr: 0.0 and -0.0 differ, nan finds nan
+        tensor = _SCALARS.get(key)
+        if tensor is None:
+            tensor = _tensor_of(value, like)
+            if len(_SCALARS) >= 1024:
+                _SCALARS.clear()
+            _SCALARS[key] = tensor
+    else:
+        tensor = _tensor_of(value, like)
     return builder._holder(builder._add("Const", [], {"value": tensor}))

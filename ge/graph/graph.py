@@ -126,6 +126,25 @@ class Graph:
         self._nodes[name] = node
         return node
 
+    def _add_node_named(
+        self, op_type: str, name: str | None, input_names: list[str], output_names: list[str]
+    ) -> Node:
+        """``add_node`` for a caller that made ``op_type`` and the port names itself (a
+        non-empty str and lists of str, each list its own): only the node name is checked."""
+        if name is None:
+            name = self._fresh_name(op_type)
+        elif not name:
+            raise GeTypeError(f"name must be a non-empty str, got {name!r}")
+        elif name in self._nodes:
+            raise GraphError(
+                f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
+            )
+        node = Node._create(self, name, op_type, len(input_names), len(output_names))
+        node._input_names = input_names
+        node._output_names = output_names
+        self._nodes[name] = node
+        return node
+
     @staticmethod
     def _port_names(names: list[str] | None, count: int, what: str) -> list[str]:
         if names is None:

@@ -74,8 +74,9 @@ class Node:
         node._name = name
         node._type = op_type
         node._attrs = {}
-        node._input_descs = [TensorDesc() for _ in range(num_inputs)]
-        node._output_descs = [TensorDesc() for _ in range(num_outputs)]
+        scalar = TensorDesc._scalar
+        node._input_descs = [scalar() for _ in range(num_inputs)]
+        node._output_descs = [scalar() for _ in range(num_outputs)]
         node._input_names = [""] * num_inputs
         node._output_names = [""] * num_outputs
         node._in_edges = [None] * num_inputs

@@ -30,7 +30,7 @@ import contextlib
 import functools
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -54,7 +54,7 @@ __all__ = ["Tensor"]
 _PREVIEW = 8
 
 
-def _element_count(shape: Shape) -> int:
+def _element_count(shape: Sequence[int]) -> int:
     count = 1
     for d in shape:
         count *= d
@@ -322,8 +322,8 @@ class Tensor:
         return self._as_array(self._raw())
 
     def _as_array(self, raw: np.ndarray | None) -> np.ndarray:
-        shape = tuple(self._desc.get_shape())
-        np_dtype = numpy_dtype(self._desc.get_data_type())
+        shape = tuple(self._desc._shape)
+        np_dtype = numpy_dtype(self._desc._data_type)
         if raw is None:
             return np.zeros((0,), dtype=np_dtype)
         if any(d < 0 for d in shape):
@@ -331,7 +331,7 @@ class Tensor:
                 f"Tensor shape {list(shape)} has unknown dims, so its {raw.size} bytes cannot "
                 f"be read as an array; set a known shape first"
             )
-        need = _element_count(Shape(shape)) * np_dtype.itemsize
+        need = _element_count(shape) * np_dtype.itemsize
         if raw.size < need:
             raise GeValueError(
                 f"Tensor holds {raw.size} bytes, but shape {list(shape)} of "

@@ -27,8 +27,14 @@ __all__ = ["Shape", "TensorDesc"]
 
 
 def _check_dims(dims: Iterable[Any], what: str = "dims") -> list[int]:
+    fast = list(dims)
+    for d in fast:
+        if type(d) is not int:  # a bool, numpy int or other value: the checked path below
+            break
+    else:
+        return fast  # plain ints, the common case (shapes are built and copied per node)
     out = []
-    for d in dims:
+    for d in fast:
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
             raise GeTypeError(
                 f"{what} must be a list of integers, got element {d!r} of type {type(d).__name__}"
@@ -48,9 +54,15 @@ class Shape(list[int]):
     UNKNOWN_DIM_NUM = -2
 
     def __init__(self, dims: Iterable[int] | None = None) -> None:
-        if dims is not None and not isinstance(dims, (list, tuple, Shape)):
+        if dims is None:
+            return
+        if not isinstance(dims, (list, tuple, Shape)):
             raise GeTypeError(f"dims must be a list of integers, got {type(dims).__name__}")
-        super().__init__(_check_dims(dims or ()))
+        for d in dims:
+            if type(d) is not int:  # a bool, numpy int or other value: checked and converted
+                list.extend(self, _check_dims(dims))
+                return
+        list.extend(self, dims)
 
     def get_shape_size(self) -> int:
         """Element count; 0 for an empty shape (GE's rule), -1 if any dim is unknown.
@@ -106,14 +118,28 @@ class TensorDesc:
         format: Format = Format.FORMAT_ND,
         data_type: DataType = DataType.DT_FLOAT,
     ) -> None:
-        _check_enum(format, Format, "Format must be a Format")
-        _check_enum(data_type, DataType, "Data type must be a DataType")
+        if type(format) is not Format:
+            _check_enum(format, Format, "Format must be a Format")
+        if type(data_type) is not DataType:
+            _check_enum(data_type, DataType, "Data type must be a DataType")
         self._shape = Shape(shape)
         self._origin_shape: Shape | None = None
         self._format = format
         self._origin_format = format
         self._data_type = data_type
         self._attrs: dict[str, AttrValue] = {}
+
+    @classmethod
+    def _scalar(cls) -> TensorDesc:
+        """``TensorDesc()``, without the argument checks (nodes make one per port)."""
+        desc = cls.__new__(cls)
+        desc._shape = Shape.__new__(Shape)
+        desc._origin_shape = None
+        desc._format = Format.FORMAT_ND
+        desc._origin_format = Format.FORMAT_ND
+        desc._data_type = DataType.DT_FLOAT
+        desc._attrs = {}
+        return desc
 
     # GE-PY getters/setters
     def get_shape(self) -> Shape:
@@ -167,7 +193,7 @@ class TensorDesc:
         twin._format = self._format
         twin._origin_format = self._origin_format
         twin._data_type = self._data_type
-        twin._attrs = dict(self._attrs)
+        twin._attrs = dict(self._attrs) if self._attrs else {}
         return twin
 
     def __eq__(self, other: object) -> bool:

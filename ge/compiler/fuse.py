@@ -257,7 +257,9 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
     ports: dict[tuple[int, int], Port] = {}
     for k, (src, port) in enumerate(inputs):
         desc = src._output_descs[port]
-        data = add_op_node(body, "Data", [None], {"index": k}, name=f"x{k}", declared=[desc])
+        data = add_op_node(
+            body, "Data", [None], {"index": k}, name=f"x{k}", declared=[desc], infer=False
+        )
         ports[(id(src), port)] = (data, 0)
     for m in group.members:
         op = op_of(m)
@@ -268,7 +270,9 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
             if (id(e[0]), e[1]) not in ports:  # a scalar Const or the axes: copied in
                 tensor = e[0]._attrs["value"].value
                 assert isinstance(tensor, Tensor)
-                const = add_op_node(body, "Const", [], {"value": tensor}, name=e[0].name)
+                const = add_op_node(
+                    body, "Const", [], {"value": tensor}, name=e[0].name, infer=False
+                )
                 const._output_descs[0] = e[0]._output_descs[0]._clone()
                 ports[(id(e[0]), e[1])] = (const, 0)
             args.append(ports[(id(e[0]), e[1])])
@@ -276,10 +280,11 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
             [args[p] for p in g] if spec.dynamic else args[g[0]]
             for spec, g in zip(op.inputs, input_groups(op, m), strict=True)
         ]
-        copy = add_op_node(body, m.type, grouped, node_attrs(op, m), name=m.name)
+        copy = add_op_node(body, m.type, grouped, node_attrs(op, m), name=m.name, infer=False)
         ports[(id(m), 0)] = (copy, 0)
-    add_op_node(body, "NetOutput", [[ports[(id(m), 0)] for m in exported]], name="NetOutput")
-    return body
+    outputs = [ports[(id(m), 0)] for m in exported]
+    add_op_node(body, "NetOutput", [outputs], name="NetOutput", infer=False)
+    return body  # inferred whole when the fused node is made
 
 
 def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from ge.graph.node import Node
 
 __all__ = [
+    "current_verify_pass",
     "describe_cycle",
     "find_cycle",
     "register_graph_check",
@@ -43,7 +45,22 @@ def _is_member(graph: Graph, node: Node) -> bool:
     return node._graph is graph and graph._nodes.get(node._name) is node
 
 
-def _data_links(graph: Graph, node: Node) -> Iterator[str]:
+_Consumers = dict[tuple[int, int], set[tuple[int, int]]]
+
+
+def _recorded(src: Node, src_port: int, node: Node, port: int, sets: _Consumers) -> bool:
+    """Whether ``src:src_port`` lists ``node:port`` among its consumers. A long list is made a
+    set once per verify (a node feeding k consumers would cost k * k list scans)."""
+    consumers = src._out_edges[src_port]
+    if len(consumers) <= 16:
+        return (node, port) in consumers
+    known = sets.get((id(src), src_port))
+    if known is None:
+        known = sets[(id(src), src_port)] = {(id(dst), dst_port) for dst, dst_port in consumers}
+    return (id(node), port) in known
+
+
+def _data_links(graph: Graph, node: Node, sets: _Consumers) -> Iterator[str]:
     for port, edge in enumerate(node._in_edges):
         if edge is None:
             continue
@@ -55,7 +72,7 @@ def _data_links(graph: Graph, node: Node) -> Iterator[str]:
             )
         elif not 0 <= src_port < len(src._out_edges):
             yield f"node {node._name} input {port} reads {src._name}:{src_port}, past its outputs"
-        elif (node, port) not in src._out_edges[src_port]:
+        elif not _recorded(src, src_port, node, port, sets):
             yield (
                 f"edge {src._name}:{src_port} -> {node._name}:{port} is recorded only at its "
                 f"consumer; re-add it with Graph.add_data_edge"
@@ -111,27 +128,42 @@ def topological_order(graph: Graph) -> tuple[list[Node], list[Node]]:
     Data and control edges both count, as recorded at the consumer; links to nodes outside the
     graph are ignored (``verify`` reports them)."""
     nodes = list(graph._nodes.values())
-    members = {id(n) for n in nodes}
-    successors: dict[int, list[Node]] = {id(n): [] for n in nodes}
-    pending: dict[int, int] = {}
+    # Keyed by the nodes themselves (identity hashing, no id() calls); successors doubles as
+    # the membership test.
+    successors: dict[Node, list[Node]] = {n: [] for n in nodes}
+    pending: dict[Node, int] = {}
     for node in nodes:
-        preds = {id(e[0]) for e in node._in_edges if e is not None}
-        preds |= {id(s) for s in node._in_ctrl}
-        preds &= members
-        pending[id(node)] = len(preds)
+        edges = node._in_edges
+        if len(edges) == 1 and not node._in_ctrl:  # the common case: one producer at most
+            edge = edges[0]
+            succ = successors.get(edge[0]) if edge is not None else None
+            if succ is not None:
+                succ.append(node)
+            pending[node] = succ is not None
+            continue
+        preds = {e[0] for e in edges if e is not None}
+        preds.update(node._in_ctrl)
+        count = 0
         for pred in preds:
-            successors[pred].append(node)
-    ready = deque(n for n in nodes if pending[id(n)] == 0)
+            succ = successors.get(pred)
+            if succ is not None:
+                succ.append(node)
+                count += 1
+        pending[node] = count
+    ready = deque(n for n in nodes if not pending[n])
     order: list[Node] = []
     while ready:
         node = ready.popleft()
         order.append(node)
-        for succ in successors[id(node)]:
-            pending[id(succ)] -= 1
-            if pending[id(succ)] == 0:
-                ready.append(succ)
-    placed = {id(n) for n in order}
-    return order, [n for n in nodes if id(n) not in placed]
+        for succ_node in successors[node]:
+            left = pending[succ_node] - 1
+            pending[succ_node] = left
+            if not left:
+                ready.append(succ_node)
+    if len(order) == len(nodes):
+        return order, []
+    placed = set(order)
+    return order, [n for n in nodes if n not in placed]
 
 
 def _predecessors(node: Node) -> Iterator[tuple[Node, bool]]:
@@ -195,9 +227,10 @@ def _subgraph_parents(graph: Graph) -> Iterator[str]:
 
 def _problems(graph: Graph) -> Iterator[str]:
     yield from _ownership(graph)
+    sets: _Consumers = {}
     for node in graph._nodes.values():
         yield from _ports(node)
-        yield from _data_links(graph, node)
+        yield from _data_links(graph, node, sets)
         yield from _control_links(graph, node)
         yield from _subgraph_refs(graph, node)
     yield from _outputs(graph)
@@ -239,9 +272,29 @@ def _op_checks(graph: Graph, infer: bool) -> Iterator[str]:
         yield from graph_check(graph)
 
 
+_PASSES = itertools.count(1)
+_CURRENT_PASS = [0]
+
+
+def current_verify_pass() -> int:
+    """A number for the ``verify_graph`` call running now, new for each call; 0 outside one.
+    Op checks use it to trust, within one call, what an earlier check of the same call
+    inferred (a fused node's check infers its whole body, so the body's nodes hold what their
+    own checks would infer again)."""
+    return _CURRENT_PASS[0]
+
+
 def verify_graph(graph: Graph, *, ops: bool = True, infer: bool = True) -> None:
     """``Graph.verify``; ``infer=False`` leaves out the checks that compare recorded descs with
     inference (what ``Session.add_graph`` checks: everything that would stop a run)."""
+    outer, _CURRENT_PASS[0] = _CURRENT_PASS[0], next(_PASSES)
+    try:
+        _verify_graph(graph, ops=ops, infer=infer)
+    finally:
+        _CURRENT_PASS[0] = outer
+
+
+def _verify_graph(graph: Graph, *, ops: bool, infer: bool) -> None:
     graphs = [graph]
     if graph._parent_graph is None:
         graphs += graph._subgraphs.values()

@@ -14,7 +14,7 @@ from ge.error import GeError
 from ge.graph._printer import format_desc
 from ge.graph._verify import register_node_check
 from ge.graph.node import Node
-from ge.ops.infer import infer_node
+from ge.ops.infer import infer_node, inferred_in_this_verify
 from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import find_op
 from ge.ops.schema import OpDef
@@ -74,6 +74,8 @@ def check_descs(node: Node) -> Iterator[str]:
     op = find_op(node._type)
     if op is None:
         return
+    if node._graph is not None and inferred_in_this_verify(node._graph):
+        return  # its parent's check just inferred the whole graph: it holds what infers
     try:
         input_groups(op, node)
         output_groups(op, node)

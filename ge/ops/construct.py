@@ -50,6 +50,22 @@ def _input_ports(op: OpDef, inputs: Sequence[Any]) -> tuple[list[Port | None], l
     return flat, counts
 
 
+_PORT_NAMES: dict[OpDef, tuple[list[str], list[str]] | None] = {}
+
+
+def _fixed_port_names(op: OpDef) -> tuple[list[str], list[str]] | None:
+    """The input and output port names of an op without dynamic entries (one port each)."""
+    try:
+        return _PORT_NAMES[op]
+    except KeyError:
+        pass
+    names = None
+    if not any(s.dynamic for s in op.inputs + op.outputs):
+        names = ([s.name for s in op.inputs], [s.name for s in op.outputs])
+    _PORT_NAMES[op] = names
+    return names
+
+
 def _output_counts(op: OpDef, given: Sequence[int] | None) -> list[int]:
     if given is None:
         if any(s.dynamic for s in op.outputs):
@@ -92,6 +108,8 @@ def _set_attrs(op: OpDef, node: Node, attrs: dict[str, Any]) -> None:
 
 
 def _flat_subgraphs(op: OpDef, subgraphs: Sequence[Any] | None) -> list[Graph]:
+    if not subgraphs and not op.subgraphs:
+        return []
     given = list(subgraphs or [])
     if len(given) != len(op.subgraphs):
         names = [s.name for s in op.subgraphs]
@@ -108,6 +126,23 @@ def _flat_subgraphs(op: OpDef, subgraphs: Sequence[Any] | None) -> list[Graph]:
     return flat
 
 
+def _new_node(
+    graph: Graph, op: OpDef, name: str | None, in_counts: list[int], out_counts: list[int]
+) -> Node:
+    fixed = _fixed_port_names(op)
+    if fixed is not None and (name is None or isinstance(name, str)):
+        # Port names made here from the IR, so Graph.add_node's checks of them are skipped.
+        return graph._add_node_named(op.type, name, list(fixed[0]), list(fixed[1]))
+    return graph.add_node(
+        op.type,
+        name,
+        num_inputs=sum(in_counts),
+        num_outputs=sum(out_counts),
+        input_names=port_names(op.inputs, in_counts),
+        output_names=port_names(op.outputs, out_counts),
+    )
+
+
 def add_op_node(
     graph: Graph,
     op_type: str,
@@ -119,31 +154,27 @@ def add_op_node(
     subgraphs: Sequence[Any] | None = None,
     declared: Sequence[TensorDesc] | None = None,
     source: str | None = None,
+    infer: bool = True,
 ) -> Node:
     """Add an ``op_type`` node to ``graph``; returns it with its output descs inferred.
 
     ``inputs`` has one entry per IR input: a ``(node, port)`` pair, ``None`` for an absent
     optional input, or a list of pairs for a dynamic input. ``declared`` gives the output descs
-    of graph-input ops (Data). Raises ``GeValueError``/``GeTypeError``/``InferError`` with the
-    graph unchanged.
+    of graph-input ops (Data). ``infer=False`` leaves the output descs unset, for a caller that
+    infers the node later (fusion infers a body whole when it makes the fused node). Raises
+    ``GeValueError``/``GeTypeError``/``InferError`` with the graph unchanged.
     """
     op = get_op(op_type)
     flat_inputs, in_counts = _input_ports(op, inputs)
     out_counts = _output_counts(op, output_counts)
     graphs = _flat_subgraphs(op, subgraphs)
-    node = graph.add_node(
-        op.type,
-        name,
-        num_inputs=len(flat_inputs),
-        num_outputs=sum(out_counts),
-        input_names=port_names(op.inputs, in_counts),
-        output_names=port_names(op.outputs, out_counts),
-    )
+    node = _new_node(graph, op, name, in_counts, out_counts)
     registered: list[Graph] = []
     try:
         node._source = source
         node._op = op
-        _set_attrs(op, node, dict(attrs or {}))
+        if attrs or op.attrs:
+            _set_attrs(op, node, dict(attrs or {}))
         for port, src in enumerate(flat_inputs):
             if src is not None:
                 graph.add_data_edge(src[0], src[1], node, port)
@@ -157,7 +188,8 @@ def add_op_node(
             if graph.get_subgraph(sub.name) is not sub:
                 registered.append(sub)
             graph.set_node_subgraph(node, index, sub)
-        node._output_descs = infer_node(node, op)
+        if infer:
+            node._output_descs = infer_node(node, op)
     except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node
         for sub in registered:
             if graph.get_subgraph(sub.name) is sub:

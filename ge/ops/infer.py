@@ -8,6 +8,7 @@ writing the results into every node's input and output descs. Errors read like
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,14 +18,14 @@ from ge.error import GeError, GraphError, InferError
 from ge.graph._attr import AttrValue
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._printer import format_desc
-from ge.graph._verify import describe_cycle, topological_order
+from ge.graph._verify import current_verify_pass, describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import get_op
-from ge.ops.schema import InferContext, OpDef
+from ge.ops.schema import InferContext, OpDef, PortKind
 
 __all__ = [
     "const_array",
@@ -153,21 +154,59 @@ def _subgraphs_of(node: Node) -> list[Graph]:
     return [root._subgraphs[name] for name in node._subgraph_names if name in root._subgraphs]
 
 
+_FIXED: dict[OpDef, bool] = {}
+
+
+def _fixed(op: OpDef) -> bool:
+    """Whether ``op`` has no dynamic inputs or outputs: then a node with one port per IR entry
+    has the groups ``[[0], [1], ...]`` (``input_groups`` finds them by name, or by count when
+    the names do not fit)."""
+    fixed = _FIXED.get(op)
+    if fixed is None:
+        fixed = _FIXED[op] = not any(s.dynamic for s in op.inputs + op.outputs)
+    return fixed
+
+
 def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
     """Output descs of ``node`` from its producers' current descs (the node is not changed)."""
     op = op or get_op(node._type)
-    groups = input_groups(op, node)
-    inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
+    if (
+        _fixed(op)
+        and len(node._input_names) == len(op.inputs)
+        and len(node._output_names) == len(op.outputs)
+    ):
+        # One port per IR entry: what _grouped gives, without building the groups.
+        edges = node._in_edges
+        inputs: list[Any] = []
+        for port, spec in enumerate(op.inputs):
+            edge = edges[port]
+            if edge is not None:
+                inputs.append(edge[0]._output_descs[edge[1]])
+            elif spec.kind is PortKind.OPTIONAL:
+                inputs.append(None)
+            else:
+                inputs.append(node._input_descs[port])
+        groups: list[list[int]] | None = None
+    else:
+        groups = input_groups(op, node)
+        inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
     try:
         _check_dtypes(op, inputs)
+        attrs = node_attrs(op, node) if op.attrs else {}
+        if groups is None:
+            values = [None if e is None else const_array(e[0]) for e in node._in_edges]
+            counts = [1] * len(op.outputs)
+        else:
+            values = _grouped(op, node, groups, lambda p: const_value(node, p))
+            counts = [len(g) for g in output_groups(op, node)]
         ctx = InferContext(
             op,
             inputs,
-            node_attrs(op, node),
-            _grouped(op, node, groups, lambda p: const_value(node, p)),
-            [len(g) for g in output_groups(op, node)],
+            attrs,
+            values,
+            counts,
             current_outputs=list(node._output_descs),
-            subgraphs=_subgraphs_of(node),
+            subgraphs=_subgraphs_of(node) if node._subgraph_names else [],
             infer_subgraph=infer_subgraph,
         )
         assert op.infer is not None
@@ -234,11 +273,29 @@ def _subgraph_slot(node: Node, offset: int) -> int:
     return int(index.value) if index is not None else 0
 
 
+# Subgraphs inferred whole during the running Graph.verify call: id -> (pass, graph).
+_INFERRED: dict[int, tuple[int, weakref.ref[Graph]]] = {}
+
+
+def inferred_in_this_verify(graph: Graph) -> bool:
+    """Whether ``graph`` was inferred whole (``infer_subgraph`` ran to its end on it) earlier in
+    the ``Graph.verify`` call running now: its nodes then hold what inference gives."""
+    entry = _INFERRED.get(id(graph))
+    return entry is not None and entry[0] == current_verify_pass() != 0 and entry[1]() is graph
+
+
 def infer_subgraph(graph: Graph, descs: Sequence[TensorDesc], offset: int) -> list[TensorDesc]:
     """Infer ``graph`` with its inputs described by ``descs``; returns its output descs."""
+    _INFERRED.pop(id(graph), None)
     _feed_subgraph_inputs(graph, descs, offset)
     infer_graph(graph)
-    return graph_output_descs(graph)
+    outputs = graph_output_descs(graph)
+    verify_pass = current_verify_pass()
+    if verify_pass:
+        if _INFERRED and next(iter(_INFERRED.values()))[0] != verify_pass:
+            _INFERRED.clear()  # entries of an earlier verify call
+        _INFERRED[id(graph)] = (verify_pass, weakref.ref(graph))
+    return outputs
 
 
 def graph_outputs(graph: Graph) -> list[tuple[Node, int]]:

@@ -8,8 +8,10 @@ values) they simply run the Python functions, as ``jax.lax.cond`` does when not 
 Operands and loop state are pytrees of traced values (and arrays or scalars, which become
 constants). Branches, conditions and bodies may also use traced values of the enclosing
 function (closures): each becomes an extra input of the subgraph (and of the loop, carried
-unchanged). Both branches must return the same structure and dtypes; the loop body must
-return the structure and dtypes it was given.
+unchanged). As in JAX, both branches must return the same structure, dtypes and shapes; the
+loop body must return the structure, dtypes and shapes it was given; a predicate or loop
+condition must be one value (size 1): GE's own ``If``/``While`` would read a longer tensor as
+"true if it has elements", which loops forever on ``x < 10`` of a vector.
 """
 
 from __future__ import annotations
@@ -31,6 +33,29 @@ from ge.jit._pytree import TreeDef, flatten, unflatten
 __all__ = ["cond", "while_loop"]
 
 _NAMES = itertools.count()
+_Aval = str  # a traced value's dtype and shape, as "float32[2, 3]"
+
+
+def _aval(holder: TensorHolder) -> _Aval:
+    return f"{holder.dtype.name}{list(holder.shape)}"
+
+
+def _check_callable(api: str, **fns: Any) -> None:
+    for name, fn in fns.items():
+        if not callable(fn):
+            raise GeTypeError(f"ge.jit.{api}: {name} must be callable, got {type(fn).__name__}")
+
+
+def _check_one_value(api: str, what: str, holder: TensorHolder) -> None:
+    """Refuse a condition of a known shape with more (or fewer) than one element."""
+    shape = list(holder.shape)
+    if any(d < 0 for d in shape):
+        return  # known only at run time
+    if int(np.prod(shape)) != 1:
+        raise GeValueError(
+            f"ge.jit.{api}: {what} must be a scalar (one element), got shape {shape}; "
+            f"reduce it first (e.g. with .all() or .any())"
+        )
 
 
 def _builder_of(values: list[Any]) -> GraphBuilder | None:
@@ -52,11 +77,11 @@ def _subgraph(
     like: list[TensorHolder],
     seed: list[TensorHolder],
     carry_captures: bool = False,
-) -> tuple[Graph, TreeDef, list[str], list[TensorHolder]]:
+) -> tuple[Graph, TreeDef, list[_Aval], list[TensorHolder]]:
     """Trace ``fn`` on fresh inputs shaped like ``like`` into a graph of its own. Values of
     the enclosing graph that ``fn`` uses (closures) become extra inputs after ``like``: first
     those in ``seed`` (another branch's, so both branches agree on input positions), then new
-    ones. Returns the graph, its output tree, its outputs' dtype names and the captured
+    ones. Returns the graph, its output tree, its outputs' dtypes and shapes and the captured
     values (of ``parent``) in input order. ``carry_captures`` appends the captured inputs to
     the outputs unchanged (a loop body passes them on)."""
     builder = GraphBuilder(f"{parent.name}_{role}_{next(_NAMES)}")
@@ -72,22 +97,26 @@ def _subgraph(
     result = fn(*unflatten(tree, inputs))
     leaves, out_tree = flatten(result)
     outputs = _holders(builder, leaves)
-    dtypes = [o.dtype.name for o in outputs]
+    avals = [_aval(o) for o in outputs]
+    if role == "cond" and len(outputs) == 1:
+        _check_one_value("while_loop", "cond_fn's result", outputs[0])
     if carry_captures:
         outputs += [inner for _, inner in builder._captures]
     captured = [outer for outer, _ in builder._captures]
-    return builder.build_and_reset(outputs), out_tree, dtypes, captured
+    return builder.build_and_reset(outputs), out_tree, avals, captured
 
 
 def cond(
     pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *operands: Any
 ) -> Any:
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as one ``If`` node."""
+    _check_callable("cond", true_fn=true_fn, false_fn=false_fn)
     leaves, tree = flatten(tuple(operands))
     builder = _builder_of([pred, *leaves])
     if builder is None:  # nothing traced: plain Python
         return true_fn(*operands) if bool(np.asarray(pred)) else false_fn(*operands)
     (pred_h,) = _holders(builder, [pred])
+    _check_one_value("cond", "pred", pred_h)
     inputs = _holders(builder, leaves)
     then_graph, then_tree, then_types, then_caps = _subgraph(
         builder, "then", true_fn, tree, inputs, []
@@ -97,7 +126,7 @@ def cond(
     )
     if then_tree != else_tree or then_types != else_types:
         raise GeValueError(
-            f"ge.jit.cond: the branches return different structures or dtypes: "
+            f"ge.jit.cond: the branches return different structures, dtypes or shapes: "
             f"{then_tree} {then_types} vs {else_tree} {else_types}"
         )
     outs = ge.es.If(pred_h, inputs + captured, len(then_types), then_graph, else_graph)
@@ -107,6 +136,7 @@ def cond(
 def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], init: Any) -> Any:
     """``state = init; while cond_fn(state): state = body_fn(state); return state``, as one
     ``While`` node (``state`` is a pytree of traced values)."""
+    _check_callable("while_loop", cond_fn=cond_fn, body_fn=body_fn)
     leaves, tree = flatten(init)
     builder = _builder_of(leaves)
     if builder is None:
@@ -128,10 +158,11 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     body_graph, body_tree, body_types, captured = _subgraph(
         builder, "body", lambda *v: body_fn(as_state(*v)), flat_tree, inputs, cond_caps, True
     )
-    if body_tree != tree or body_types != [h.dtype.name for h in inputs]:
+    state_types = [_aval(h) for h in inputs]
+    if body_tree != tree or body_types != state_types:
         raise GeTypeError(
-            f"ge.jit.while_loop: body_fn must return the loop state's structure and dtypes "
-            f"{tree} {[h.dtype.name for h in inputs]}, got {body_tree} {body_types}"
+            f"ge.jit.while_loop: body_fn must return the loop state's structure, dtypes and "
+            f"shapes {tree} {state_types}, got {body_tree} {body_types}"
         )
     carried = inputs + captured  # values the loop reads from outside ride along unchanged
     outs = ge.es.While(carried, len(carried), cond_graph, body_graph)

@@ -293,17 +293,24 @@ def _where(fun: Callable[..., Any]) -> str:
 def _index_set(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
     if value is None:
         return ()
-    items = (value,) if isinstance(value, int) else tuple(value)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+    items = (value,) if isinstance(value, int) else _items(value)
+    if items is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
         raise GeTypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
     return items
+
+
+def _items(value: object) -> tuple[Any, ...] | None:
+    """``value``'s items if it is a sequence (not a string), else ``None``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, range)):
+        return None
+    return tuple(value)
 
 
 def _name_set(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    items = (value,) if isinstance(value, str) else tuple(value)
-    if not all(isinstance(n, str) for n in items):
+    items = (value,) if isinstance(value, str) else _items(value)
+    if items is None or not all(isinstance(n, str) for n in items):
         raise GeTypeError(f"{what} must be a str or a sequence of str, got {value!r}")
     return items
 
@@ -325,6 +332,7 @@ class JitFunction:
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", repr(fun)))
         self._where = _where(fun)
         self._params = _parameters(fun)
+        self._binding = _binding(fun)
         nums = _index_set(static_argnums, "static_argnums")
         names = _name_set(static_argnames, "static_argnames")
         donate = _index_set(donate_argnums, "donate_argnums")
@@ -471,6 +479,11 @@ class JitFunction:
     def _signature(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[_Signature, list[Any]]:
+        if self._binding is not None:
+            try:
+                self._binding.bind(*args, **kwargs)
+            except TypeError as e:  # called with arguments the function does not take
+                raise GeTypeError(f"{self._name}: {e}") from None
         trees: list[tuple[str, TreeDef]] = []
         leaves: list[_Leaf] = []
         sources: list[Any] = []
@@ -729,6 +742,15 @@ def _parameters(fun: Callable[..., Any]) -> list[inspect.Parameter]:
         return list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return []
+
+
+def _binding(fun: Callable[..., Any]) -> inspect.Signature | None:
+    """The signature calls are checked against (``None`` if it cannot be read, or for a
+    bound method's function, whose first argument the caller supplies)."""
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
 
 
 def _varargs(fun: Callable[..., Any]) -> bool:

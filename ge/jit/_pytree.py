@@ -17,6 +17,8 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
+from ge.error import GeValueError
+
 __all__ = ["TreeDef", "flatten", "paths", "unflatten"]
 
 
@@ -50,7 +52,13 @@ def _is_namedtuple(value: Any) -> bool:
 
 def flatten(tree: Any) -> tuple[list[Any], TreeDef]:
     leaves: list[Any] = []
-    return leaves, _flatten(tree, leaves)
+    try:
+        return leaves, _flatten(tree, leaves)
+    except RecursionError:
+        raise GeValueError(
+            "a pytree argument or result contains itself (a list, tuple, dict or dataclass "
+            "that refers back to itself) or nests too deeply to flatten"
+        ) from None
 
 
 def _flatten(tree: Any, leaves: list[Any]) -> TreeDef:

@@ -307,11 +307,20 @@ def test_cond_with_a_python_pred_or_no_operands_inside_a_trace() -> None:
 @pytest.mark.parametrize(
     ("true_fn", "false_fn", "detail"),
     [
-        (lambda a: a, lambda a: a.astype(np.int32), "* ['float32'] vs * ['int32']"),
-        (lambda a: (a, a), lambda a: a, "(*, *) ['float32', 'float32'] vs * ['float32']"),
-        (lambda a: {"x": a}, lambda a: {"y": a}, "{'x': *} ['float32'] vs {'y': *} ['float32']"),
+        (lambda a: a, lambda a: a.astype(np.int32), "* ['float32[1]'] vs * ['int32[1]']"),
+        (
+            lambda a: (a, a),
+            lambda a: a,
+            "(*, *) ['float32[1]', 'float32[1]'] vs * ['float32[1]']",
+        ),
+        (
+            lambda a: {"x": a},
+            lambda a: {"y": a},
+            "{'x': *} ['float32[1]'] vs {'y': *} ['float32[1]']",
+        ),
+        (lambda a: a, lambda a: a.reshape(1, 1), "* ['float32[1]'] vs * ['float32[1, 1]']"),
     ],
-    ids=["dtype", "structure", "keys"],
+    ids=["dtype", "structure", "keys", "shape"],
 )
 def test_cond_branches_that_disagree(true_fn: Any, false_fn: Any, detail: str) -> None:
     @ge.jit
@@ -321,7 +330,7 @@ def test_cond_branches_that_disagree(true_fn: Any, false_fn: Any, detail: str) -
     with pytest.raises(GeValueError) as info:
         f(_f32(1.0))
     assert str(info.value) == (
-        f"ge.jit.cond: the branches return different structures or dtypes: {detail}"
+        f"ge.jit.cond: the branches return different structures, dtypes or shapes: {detail}"
     )
 
 

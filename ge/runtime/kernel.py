@@ -23,9 +23,10 @@ Memory safety (the device's contract: no kernel writes outside the memory it nam
 - Indexes into a view are not checked unless ``GE_KERNEL_BOUNDSCHECK=1`` is set when kernels
   are compiled (it is part of the kernel cache key): then Numba's bounds checks are compiled in
   and an index past a view fails the launch instead of writing past it. They cost a compare and
-  a branch per access, and they stop the vectorisation of most loops: the 1M-element
-  arithmetic chain runs several times slower. Leave it off in production, turn it on to debug
-  a kernel of your own.
+  a branch per access that LLVM cannot prove in range: on ge's elementwise chains and softmax
+  (whose loops run over a view's own length) the difference is within the noise of
+  ``benchmarks/safety_cost.py``; kernels with data-dependent indexes pay more. Off by default;
+  turn it on to debug a kernel of your own.
 - ``args`` items that are addresses should be passed as ``MemBlock``s, device
   ``ge.graph.Tensor``s or ``DeviceRange``s. Those are checked when the launch is queued (a
   freed block is refused even when its address was reused: a ``MemBlock`` carries its

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from ge.custom_op import bootstrap, proto, registry
+from ge.ge_global import GeApi
+from ge.session import Session
 
 _counter = itertools.count()
 
@@ -38,3 +40,13 @@ def _isolated_registries() -> Iterator[None]:
 def op_type() -> str:
     """A fresh op type name for one test."""
     return f"TestCustom{next(_counter)}"
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    """A Session with GE initialized around it."""
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    try:
+        yield Session({})
+    finally:
+        GeApi.ge_finalize()

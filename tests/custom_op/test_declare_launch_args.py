@@ -21,7 +21,6 @@ from ge.custom_op import (
 )
 from ge.error import GeError
 from ge.es import GraphBuilder
-from ge.ge_global import GeApi
 from ge.graph import Tensor as GraphTensor
 from ge.graph.types import Placement
 from ge.jit import jit
@@ -30,15 +29,6 @@ from ge.session import Session
 from tests.custom_op._kernels import binary
 
 CALLS: list[Any] = []
-
-
-@pytest.fixture
-def session():  # type: ignore[no-untyped-def]
-    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
-    try:
-        yield Session({})
-    finally:
-        GeApi.ge_finalize()
 
 
 def _dev(array: Any) -> GraphTensor:

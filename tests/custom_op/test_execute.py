@@ -17,25 +17,14 @@ from ge import runtime
 from ge.custom_op import get_execute_ctx, register_op, register_op_impl
 from ge.error import GeError
 from ge.es import GraphBuilder
-from ge.ge_global import GeApi
 from ge.graph import DataType
 from ge.graph import Tensor as GraphTensor
 from ge.graph.types import Placement
 from ge.jit import jit
 from ge.runtime import StorageFormat, StorageShape, Tensor, TensorDesc, launch_kernel
-from ge.session import Session
 from tests.custom_op._kernels import kernel
 
 SEEN: list[Any] = []
-
-
-@pytest.fixture
-def session():  # type: ignore[no-untyped-def]
-    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
-    try:
-        yield Session({})
-    finally:
-        GeApi.ge_finalize()
 
 
 def _t(array: Any) -> GraphTensor:

@@ -10,13 +10,11 @@ from ge.custom_op import register_op, register_op_impl
 from ge.custom_op._execution import CustomOpNotImplementedError
 from ge.error import GeError
 from ge.es import GraphBuilder
-from ge.ge_global import GeApi
 from ge.graph import DataType, Format
 from ge.graph import Tensor as GraphTensor
 from ge.jit import jit
 from ge.ops import eval_graph
 from ge.runtime import Tensor, TensorDesc
-from ge.session import Session
 
 SHAPES: list[list[int]] = []
 
@@ -42,15 +40,6 @@ def _declare_impl(op_type: str) -> None:
     @register_op_impl(op_type=op_type)
     class Impl:
         def declare_launch_args(self, x: Tensor, y: Tensor) -> None: ...
-
-
-@pytest.fixture
-def session():  # type: ignore[no-untyped-def]
-    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
-    try:
-        yield Session({})
-    finally:
-        GeApi.ge_finalize()
 
 
 def _input(n: int) -> GraphTensor:

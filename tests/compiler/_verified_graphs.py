@@ -368,6 +368,8 @@ class IrMaker:
         draw = self.draw
         g = self.graph
         nodes = g.get_direct_nodes()
+        if not nodes:  # an earlier edit removed every node
+            return
         kind = draw(
             st.sampled_from(["attr", "index", "rewire", "unlink", "raw", "remove", "ctrl", "desc"])
         )
@@ -384,7 +386,7 @@ class IrMaker:
             edge = node.get_in_data_nodes_and_port_indexes(port)
             if edge is not None:
                 g.remove_edge(edge[0], edge[1], node, port)
-            if kind == "rewire":
+            if kind == "rewire" and self.pool.values:
                 src, src_port = draw(st.sampled_from(self.pool.values))
                 if src.name in {n.name for n in g.get_direct_nodes()}:
                     g.add_data_edge(src, src_port, node, port)
@@ -394,7 +396,7 @@ class IrMaker:
             n_out = draw(st.integers(0, 2))
             raw = g.add_node(op_type, num_inputs=n_in, num_outputs=n_out)
             for port in range(n_in):
-                if draw(st.booleans()):
+                if self.pool.values and draw(st.booleans()):
                     src, src_port = draw(st.sampled_from(self.pool.values))
                     g.add_data_edge(src, src_port, raw, port)
             self.pool.values += [(raw, p) for p in range(n_out)]

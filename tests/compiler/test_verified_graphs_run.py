@@ -28,8 +28,15 @@ from ge.session import Session
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _search(tmp_path: Path, examples: int, timeout: int) -> None:
-    seed = int(os.environ.get("GE_VERIFIED_GRAPHS_SEED", random.randrange(2**31)))
+# The default tier searches from fixed seeds, so a green main stays green; the slow tier draws
+# a fresh seed each run (printed on failure; GE_VERIFIED_GRAPHS_SEED replays one).
+_DEFAULT_SEEDS = (1208688152, 20261201)
+
+
+def _search(tmp_path: Path, examples: int, timeout: int, seed: int | None = None) -> None:
+    if seed is None:
+        seed = random.randrange(2**31)
+    seed = int(os.environ.get("GE_VERIFIED_GRAPHS_SEED", seed))
     last = tmp_path / "last_case.txt"
     command = [
         sys.executable,
@@ -69,8 +76,9 @@ def _read(path: Path) -> str:
     return path.read_text() if path.exists() else "(none recorded)"
 
 
-def test_verified_graphs_run_or_raise_ge_errors(tmp_path: Path) -> None:
-    _search(tmp_path, examples=60, timeout=300)
+@pytest.mark.parametrize("seed", _DEFAULT_SEEDS)
+def test_verified_graphs_run_or_raise_ge_errors(tmp_path: Path, seed: int) -> None:
+    _search(tmp_path, examples=30, timeout=300, seed=seed)
 
 
 @pytest.mark.slow

@@ -35,6 +35,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ge.custom_op._borrowed import EXPIRED as _EXPIRED
+from ge.custom_op._borrowed import Borrowed as _Borrowed
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime.kernel import KernelBinary, KernelFunction, load_kernel_binary
 from ge.runtime.types import Tensor
@@ -47,7 +49,6 @@ __all__ = [
     "loaded_function",
 ]
 
-_EXPIRED = "Borrowed native object has expired"
 _CONSUMED = "AnnotatedKernelArgs has been consumed"
 _U32 = 2**32
 _U64 = 2**64
@@ -144,20 +145,6 @@ def loaded_function(binary: bytes, name: str) -> KernelFunction:
 
 
 # --- the borrowed objects ---------------------------------------------------------------------
-class _Borrowed:
-    __slots__ = ("_alive",)
-
-    def __init__(self) -> None:
-        self._alive = True
-
-    def _check(self) -> None:
-        if not self._alive:
-            raise GeError(_EXPIRED)
-
-    def _invalidate(self) -> None:
-        self._alive = False
-
-
 class WorkspaceAddr(_Borrowed):
     """A workspace of the declared launches (``AnnotatedArgsContext.malloc_workspace``)."""
 

@@ -34,27 +34,13 @@ import os
 import platform
 from collections.abc import Mapping
 
+from ge.custom_op._borrowed import Borrowed as _Borrowed
 from ge.error import GeError, GeValueError
 
 __all__ = ["CompilePlatformInfo", "OpCompileContext"]
 
-_EXPIRED = "Borrowed native object has expired"
 SOC_VERSION = "GeCpu"
 _CORE_TYPES = (None, "AiCore", "VectorCore", "CubeCore")
-
-
-class _Borrowed:
-    __slots__ = ("_alive",)
-
-    def __init__(self) -> None:
-        self._alive = True
-
-    def _check(self) -> None:
-        if not self._alive:
-            raise GeError(_EXPIRED)
-
-    def _invalidate(self) -> None:
-        self._alive = False
 
 
 class OpCompileContext(_Borrowed):

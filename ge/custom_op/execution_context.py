@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ge.custom_op._borrowed import Borrowed
 from ge.error import GeError, GeTypeError
 from ge.graph.types import AttrValueType, DataType
 from ge.runtime._checks import _check_data_type
@@ -54,7 +55,6 @@ from ge.runtime.types import Tensor, TensorPlacement, _byte_size
 __all__ = ["EagerOpExecutionContext", "RuntimeAttrs"]
 
 VT = AttrValueType
-_EXPIRED = "Borrowed native object has expired"
 _ON_DEVICE = TensorPlacement.ON_DEVICE_HBM
 
 # attribute kinds GE's RuntimeAttrs getters read, with the message each gives on a miss
@@ -74,7 +74,7 @@ def _index(value: object, what: str) -> int:
     return value
 
 
-class RuntimeAttrs:
+class RuntimeAttrs(Borrowed):
     """The node's attributes by IR index, read with typed getters (``get_int(0)``, …,
     ``get_list_list_int(i)``); borrowed like the context that returned it.
 
@@ -82,19 +82,13 @@ class RuntimeAttrs:
     lists of those, ``list[list[int]]``; ``get_tensor(i)`` returns a borrowed
     ``ge.runtime.Tensor`` view of the attribute's value in device memory."""
 
-    __slots__ = ("_alive", "_kinds", "_values")
+    __slots__ = ("_kinds", "_values")
+    _expired_message = "Borrowed runtime attrs have expired"
 
     def __init__(self, kinds: Sequence[AttrValueType], values: Sequence[Any]) -> None:
-        self._alive = True
+        super().__init__()
         self._kinds = list(kinds)
         self._values = list(values)
-
-    def _check(self) -> None:
-        if not self._alive:
-            raise GeError("Borrowed runtime attrs have expired")
-
-    def _invalidate(self) -> None:
-        self._alive = False
 
     def get_attr_num(self) -> int:
         """How many attributes the op declares."""
@@ -168,13 +162,12 @@ class OutputSlot:
         self.nbytes = nbytes
 
 
-class EagerOpExecutionContext:
+class EagerOpExecutionContext(Borrowed):
     """The context of one run of a schema-bound ``execute`` (``get_execute_ctx()``), or the
     argument of a legacy ``execute(self, ctx)``. Borrowed: every method raises
     ``RuntimeError("Borrowed native object has expired")`` once the callback returned."""
 
     __slots__ = (
-        "_alive",
         "_attrs",
         "_dynamic",
         "_inputs",
@@ -197,7 +190,7 @@ class EagerOpExecutionContext:
         stream: int,
         malloc: Callable[[int], int],
     ) -> None:
-        self._alive = True
+        super().__init__()
         self._inputs = list(inputs)
         self._ir_inputs = list(ir_inputs)  # per IR input: (kind, its instance indexes)
         self._outputs = list(outputs)
@@ -210,12 +203,8 @@ class EagerOpExecutionContext:
         self._workspaces = 0
         self._dynamic = 0
 
-    def _check(self) -> None:
-        if not self._alive:
-            raise GeError(_EXPIRED)
-
     def _invalidate(self) -> None:
-        self._alive = False
+        super()._invalidate()
         self._attrs._invalidate()
         for tensor in self._lent:
             tensor._invalidate()

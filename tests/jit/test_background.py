@@ -4,7 +4,6 @@ while a worker compiles, later calls switch to the compiled plan without compili
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,20 +15,6 @@ from ge.compiler.kernels import _codegen
 from ge.graph import Tensor
 
 TIMEOUT = 180.0
-
-
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[background.BackgroundCompiler]:
-    """One worker (and kernel cache) for the module, in the place ``ge.jit`` looks."""
-    directory = tmp_path_factory.mktemp("kernels")
-    compiler = background.BackgroundCompiler()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GE_KERNEL_CACHE_DIR", str(directory))
-        patch.setattr(background, "compiler", lambda: compiler)
-        yield compiler
-    if compiler._process is not None:
-        compiler._process.kill()
-        compiler._process.wait()
 
 
 @pytest.fixture

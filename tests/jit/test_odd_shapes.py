@@ -21,20 +21,6 @@ from ge.graph import Placement, Tensor
 TIMEOUT = 180.0
 
 
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[background.BackgroundCompiler]:
-    """One worker for the module, compiling into a fresh (empty) kernel cache."""
-    directory = tmp_path_factory.mktemp("kernels")
-    compiler = background.BackgroundCompiler()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GE_KERNEL_CACHE_DIR", str(directory))
-        patch.setattr(background, "compiler", lambda: compiler)
-        yield compiler
-    if compiler._process is not None:
-        compiler._process.kill()
-        compiler._process.wait()
-
-
 @contextlib.contextmanager
 def _never_cached() -> Iterator[None]:
     raise _codegen.KernelNotCached("as a new process: no kernel is loaded or on disk")

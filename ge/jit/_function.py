@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import math
 import os
 import threading
 from collections import Counter
@@ -46,6 +45,17 @@ from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
 from ge.graph.types import Placement
+from ge.jit._args import (
+    Identity,
+    binding,
+    check_hashable,
+    has_varargs,
+    index_set,
+    name_set,
+    parameters,
+    scalar_key,
+    static_key,
+)
 from ge.jit._pytree import TreeDef, flatten, paths, unflatten
 
 __all__ = ["CacheInfo", "JitFunction", "Lowered", "logger"]
@@ -82,7 +92,7 @@ class _Leaf:
     def same(self, other: _Leaf) -> bool:
         if self.kind != other.kind or self.dtype != other.dtype or self.shape != other.shape:
             return False
-        return self.kind != "const" or _scalar_key(self.value) == _scalar_key(other.value)
+        return self.kind != "const" or scalar_key(self.value) == scalar_key(other.value)
 
 
 @dataclass
@@ -94,19 +104,9 @@ class _Signature:
     def key(self) -> Any:
         return (
             self.trees,
-            tuple((lf.kind, lf.dtype, lf.shape, _scalar_key(lf.value)) for lf in self.leaves),
+            tuple((lf.kind, lf.dtype, lf.shape, scalar_key(lf.value)) for lf in self.leaves),
             self.static,
         )
-
-
-def _scalar_key(value: Any) -> Any:
-    """A scalar as the cache sees it: floats by their bits, so ``-0.0`` is not ``0.0`` and
-    every NaN is the same NaN."""
-    if isinstance(value, float):
-        return ("float", "nan" if math.isnan(value) else value.hex())
-    if isinstance(value, complex):
-        return ("complex", _scalar_key(value.real), _scalar_key(value.imag))
-    return (type(value).__name__, value)
 
 
 class _Entry:
@@ -290,31 +290,6 @@ def _where(fun: Callable[..., Any]) -> str:
     return f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
 
 
-def _index_set(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, int) else _items(value)
-    if items is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-        raise GeTypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
-    return items
-
-
-def _items(value: object) -> tuple[Any, ...] | None:
-    """``value``'s items if it is a sequence (not a string), else ``None``."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, range)):
-        return None
-    return tuple(value)
-
-
-def _name_set(value: str | Sequence[str] | None, what: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = (value,) if isinstance(value, str) else _items(value)
-    if items is None or not all(isinstance(n, str) for n in items):
-        raise GeTypeError(f"{what} must be a str or a sequence of str, got {value!r}")
-    return items
-
-
 class JitFunction:
     """A function traced into a GE graph and compiled once per argument signature."""
 
@@ -331,15 +306,19 @@ class JitFunction:
         self._fun = fun
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", repr(fun)))
         self._where = _where(fun)
-        self._params = _parameters(fun)
-        self._binding = _binding(fun)
-        nums = _index_set(static_argnums, "static_argnums")
-        names = _name_set(static_argnames, "static_argnames")
-        donate = _index_set(donate_argnums, "donate_argnums")
+        self._params = parameters(fun)
+        self._binding = binding(fun)
+        nums = index_set(static_argnums, "static_argnums")
+        names = name_set(static_argnames, "static_argnames")
+        donate = index_set(donate_argnums, "donate_argnums")
         positional = [p.name for p in self._params]
         for what, indexes in (("static_argnums", nums), ("donate_argnums", donate)):
             for n in indexes:
-                if positional and not -len(positional) <= n < len(positional) and not _varargs(fun):
+                if (
+                    positional
+                    and not -len(positional) <= n < len(positional)
+                    and not has_varargs(fun)
+                ):
                     raise GeValueError(
                         f"{what} {n} is out of range for {self._name}({', '.join(positional)})"
                     )
@@ -492,8 +471,8 @@ class JitFunction:
         named += [(k, k in self._static_names, v) for k, v in sorted(kwargs.items())]
         for name, is_static, value in named:
             if is_static:
-                _check_hashable(self._name, name, value)
-                static.append((name, _static_key(value)))
+                check_hashable(self._name, name, value)
+                static.append((name, static_key(value)))
                 continue
             values, tree = flatten(value)
             trees.append((name, tree))
@@ -680,8 +659,8 @@ def _differences(old: _Signature, new: _Signature) -> list[tuple[str, str]]:
         if name in old_static and previous == value:
             continue
         same_object = (
-            isinstance(previous, _Identity)
-            and isinstance(value, _Identity)
+            isinstance(previous, Identity)
+            and isinstance(value, Identity)
             and previous.value is value.value
         )
         if same_object:  # the same object, changed attributes
@@ -735,89 +714,6 @@ def _fast_key(args: tuple[Any, ...]) -> Any:
             return None
         key.append((a.dtype, a.shape))
     return tuple(key)
-
-
-def _parameters(fun: Callable[..., Any]) -> list[inspect.Parameter]:
-    try:
-        return list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return []
-
-
-def _binding(fun: Callable[..., Any]) -> inspect.Signature | None:
-    """The signature calls are checked against (``None`` if it cannot be read, or for a
-    bound method's function, whose first argument the caller supplies)."""
-    try:
-        return inspect.signature(fun)
-    except (TypeError, ValueError):
-        return None
-
-
-def _varargs(fun: Callable[..., Any]) -> bool:
-    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in _parameters(fun))
-
-
-_SMALL_ARRAY = 1024  # elements: attribute arrays up to this size are keyed by content
-
-
-def _static_key(value: Any) -> Any:
-    """A static value as the cache sees it. A plain object hashed by identity (a method's
-    ``self``, say) is also keyed by its simple attributes, so changing ``self.scale`` retraces
-    instead of running a graph with the old value baked in. Attributes that are scalars,
-    strings or tuples count by value, small arrays by content; large arrays by identity
-    (mutate one in place and the trace is stale: pass it as an argument instead)."""
-    hashing: Any = type(value).__hash__
-    if hashing is not object.__hash__ or not hasattr(value, "__dict__"):
-        return value
-    fingerprint = tuple(sorted((k, _attribute_key(v)) for k, v in vars(value).items()))
-    return _Identity(value, fingerprint)
-
-
-def _attribute_key(value: Any) -> Any:
-    if isinstance(value, float):
-        return _scalar_key(value)
-    if value is None or isinstance(value, (bool, int, complex, str, bytes)):
-        return (type(value).__name__, value)
-    if isinstance(value, tuple):
-        return tuple(_attribute_key(v) for v in value)
-    if isinstance(value, np.ndarray) and value.size <= _SMALL_ARRAY:
-        return ("array", value.dtype.str, value.shape, value.tobytes())
-    return ("id", id(value))
-
-
-class _Identity:
-    """An object keyed by identity plus a fingerprint of its attributes (holds the object,
-    as the cache key must, so its id is not reused while the entry lives)."""
-
-    __slots__ = ("fingerprint", "value")
-
-    def __init__(self, value: Any, fingerprint: Any) -> None:
-        self.value = value
-        self.fingerprint = fingerprint
-
-    def __hash__(self) -> int:
-        return hash((id(self.value), self.fingerprint))
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, _Identity)
-            and other.value is self.value
-            and other.fingerprint == self.fingerprint
-        )
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-
-def _check_hashable(function: str, name: str, value: Any) -> None:
-    try:
-        hash(value)
-    except TypeError:
-        raise GeTypeError(
-            f"static argument {name} of {function} must be hashable (its value is part of the "
-            f"cache key), got a {type(value).__name__}; pass arrays as dynamic arguments, "
-            f"lists as tuples"
-        ) from None
 
 
 def _graph_name(name: str) -> str:

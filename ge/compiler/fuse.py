@@ -281,10 +281,11 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
             for spec, g in zip(op.inputs, input_groups(op, m), strict=True)
         ]
         copy = add_op_node(body, m.type, grouped, node_attrs(op, m), name=m.name, infer=False)
+        copy.update_output_desc(0, m._output_descs[0])  # as inferred outside: same inputs
         ports[(id(m), 0)] = (copy, 0)
     outputs = [ports[(id(m), 0)] for m in exported]
     add_op_node(body, "NetOutput", [outputs], name="NetOutput", infer=False)
-    return body  # inferred whole when the fused node is made
+    return body
 
 
 def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -> None:
@@ -292,6 +293,8 @@ def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -
     exported = _exported(group, graph_outputs)
     body = _body(graph, group, inputs, exported)
     name = fresh_name(graph, f"{group.members[-1].name}_fused")
+    # The members were inferred in place, on the descs the body's inputs copy, so the body and
+    # the fused node take their descs instead of inferring the body again (verify does).
     fused = add_op_node(
         graph,
         "FusedElementwise" if group.reduction is None else "FusedReduce",
@@ -299,6 +302,8 @@ def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -
         name=name,
         output_counts=[len(exported)],
         subgraphs=[body],
+        declared=[m._output_descs[0] for m in exported],
+        infer=False,
     )
     fused.set_attr("_fused_ops", ",".join(m.type for m in group.members))
     for j, m in enumerate(exported):

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_attr_value
 from ge.graph.node import Node
 from ge.graph.types import AttrValueType, DumpFormat
+
+if TYPE_CHECKING:
+    from ge.graph.tensor_desc import TensorDesc
 
 __all__ = ["MAX_PORTS", "Graph"]
 
@@ -127,10 +130,16 @@ class Graph:
         return node
 
     def _add_node_named(
-        self, op_type: str, name: str | None, input_names: list[str], output_names: list[str]
+        self,
+        op_type: str,
+        name: str | None,
+        input_names: list[str],
+        output_names: list[str],
+        input_descs: list[TensorDesc] | None = None,
     ) -> Node:
         """``add_node`` for a caller that made ``op_type`` and the port names itself (a
-        non-empty str and lists of str, each list its own): only the node name is checked."""
+        non-empty str and lists of str, each list its own) and maybe the input descs (see
+        ``Node._create``): only the node name is checked."""
         if name is None:
             name = self._fresh_name(op_type)
         elif not name:
@@ -139,7 +148,9 @@ class Graph:
             raise GraphError(
                 f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
             )
-        node = Node._create(self, name, op_type, len(input_names), len(output_names))
+        node = Node._create(
+            self, name, op_type, len(input_names), len(output_names), input_descs
+        )
         node._input_names = input_names
         node._output_names = output_names
         self._nodes[name] = node

@@ -67,15 +67,25 @@ class Node:
 
     @classmethod
     def _create(
-        cls, graph: Graph, name: str, op_type: str, num_inputs: int, num_outputs: int
+        cls,
+        graph: Graph,
+        name: str,
+        op_type: str,
+        num_inputs: int,
+        num_outputs: int,
+        input_descs: list[TensorDesc] | None = None,
     ) -> Node:
+        """A node with unconnected ports; ``input_descs`` (one per input, owned by the node
+        from now on) saves making scalar descs a caller replaces at once."""
         node = cls.__new__(cls)
         node._graph = graph
         node._name = name
         node._type = op_type
         node._attrs = {}
         scalar = TensorDesc._scalar
-        node._input_descs = [scalar() for _ in range(num_inputs)]
+        node._input_descs = (
+            [scalar() for _ in range(num_inputs)] if input_descs is None else input_descs
+        )
         node._output_descs = [scalar() for _ in range(num_outputs)]
         node._input_names = [""] * num_inputs
         node._output_names = [""] * num_outputs

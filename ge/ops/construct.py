@@ -18,7 +18,7 @@ from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import infer_node, producer_desc
-from ge.ops.layout import port_names
+from ge.ops.layout import FixedLayout, fixed_layout, port_names
 from ge.ops.registry import get_op
 from ge.ops.schema import OpDef
 
@@ -50,22 +50,6 @@ def _input_ports(op: OpDef, inputs: Sequence[Any]) -> tuple[list[Port | None], l
     return flat, counts
 
 
-_PORT_NAMES: dict[OpDef, tuple[list[str], list[str]] | None] = {}
-
-
-def _fixed_port_names(op: OpDef) -> tuple[list[str], list[str]] | None:
-    """The input and output port names of an op without dynamic entries (one port each)."""
-    try:
-        return _PORT_NAMES[op]
-    except KeyError:
-        pass
-    names = None
-    if not any(s.dynamic for s in op.inputs + op.outputs):
-        names = ([s.name for s in op.inputs], [s.name for s in op.outputs])
-    _PORT_NAMES[op] = names
-    return names
-
-
 def _output_counts(op: OpDef, given: Sequence[int] | None) -> list[int]:
     if given is None:
         if any(s.dynamic for s in op.outputs):
@@ -92,6 +76,8 @@ def _output_counts(op: OpDef, given: Sequence[int] | None) -> list[int]:
 
 
 def _set_attrs(op: OpDef, node: Node, attrs: dict[str, Any]) -> None:
+    layout = fixed_layout(op)
+    known = layout.attr_names if layout is not None else {a.name for a in op.attrs}
     for spec in op.attrs:
         if spec.name in attrs:
             node._attrs[spec.name] = make_attr_value(attrs[spec.name], spec.type)
@@ -102,9 +88,10 @@ def _set_attrs(op: OpDef, node: Node, attrs: dict[str, Any]) -> None:
             )
         else:
             node._attrs[spec.name] = make_attr_value(spec.default, spec.type)
-    for key, value in attrs.items():
-        if op.attr_spec(key) is None:
-            node.set_attr(key, value)
+    if len(attrs) > len(op.attrs) or not all(key in known for key in attrs):
+        for key, value in attrs.items():
+            if key not in known:
+                node.set_attr(key, value)
 
 
 def _flat_subgraphs(op: OpDef, subgraphs: Sequence[Any] | None) -> list[Graph]:
@@ -129,10 +116,12 @@ def _flat_subgraphs(op: OpDef, subgraphs: Sequence[Any] | None) -> list[Graph]:
 def _new_node(
     graph: Graph, op: OpDef, name: str | None, in_counts: list[int], out_counts: list[int]
 ) -> Node:
-    fixed = _fixed_port_names(op)
-    if fixed is not None and (name is None or isinstance(name, str)):
+    layout = fixed_layout(op)
+    if layout is not None and (name is None or isinstance(name, str)):
         # Port names made here from the IR, so Graph.add_node's checks of them are skipped.
-        return graph._add_node_named(op.type, name, list(fixed[0]), list(fixed[1]))
+        return graph._add_node_named(
+            op.type, name, list(layout.input_names), list(layout.output_names)
+        )
     return graph.add_node(
         op.type,
         name,
@@ -165,6 +154,22 @@ def add_op_node(
     ``GeValueError``/``GeTypeError``/``InferError`` with the graph unchanged.
     """
     op = get_op(op_type)
+    layout = fixed_layout(op)
+    if (
+        layout is not None
+        and (output_counts is None or _ones(output_counts, len(layout.output_names)))
+        and not subgraphs
+        and not op.subgraphs
+        and declared is None
+        and (name is None or isinstance(name, str))
+    ):
+        input_descs = _checked_fixed_inputs(graph, layout, inputs)
+        if input_descs is not None:
+            node = graph._add_node_named(
+                op.type, name, list(layout.input_names), list(layout.output_names), input_descs
+            )
+            _complete(graph, node, op, inputs, attrs, source, infer)
+            return node
     flat_inputs, in_counts = _input_ports(op, inputs)
     out_counts = _output_counts(op, output_counts)
     graphs = _flat_subgraphs(op, subgraphs)
@@ -174,7 +179,7 @@ def add_op_node(
         node._source = source
         node._op = op
         if attrs or op.attrs:
-            _set_attrs(op, node, dict(attrs or {}))
+            _set_attrs(op, node, attrs or {})
         for port, src in enumerate(flat_inputs):
             if src is not None:
                 graph.add_data_edge(src[0], src[1], node, port)
@@ -197,3 +202,65 @@ def add_op_node(
         graph.remove_node(node)
         raise
     return node
+
+
+def _ones(counts: Sequence[int], size: int) -> bool:
+    """Whether ``counts`` is ``size`` ones: the output counts a fixed-layout op always has."""
+    return len(counts) == size and all(type(c) is int and c == 1 for c in counts)
+
+
+def _checked_fixed_inputs(
+    graph: Graph, layout: FixedLayout, inputs: Sequence[Any]
+) -> list[TensorDesc] | None:
+    """The input descs of a new node of a fixed-layout op when every input is ``None`` at an
+    optional port or a valid ``(node, port)`` of ``graph``: copies of the producers' descs.
+    ``None`` for anything else; the caller then takes the fully checked path, which raises
+    the precise error (this one only decides that nothing is wrong, quickly)."""
+    if len(inputs) != len(layout.optional):
+        return None
+    descs: list[TensorDesc] = []
+    for src, optional in zip(inputs, layout.optional, strict=True):
+        if src is None:
+            if not optional:
+                return None
+            descs.append(TensorDesc._scalar())
+            continue
+        if type(src) is not tuple or len(src) != 2:
+            return None
+        producer, port = src
+        if (
+            type(producer) is not Node
+            or producer._graph is not graph
+            or type(port) is not int
+            or not 0 <= port < len(producer._output_descs)
+        ):
+            return None
+        descs.append(producer._output_descs[port]._clone())
+    return descs
+
+
+def _complete(
+    graph: Graph,
+    node: Node,
+    op: OpDef,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None,
+    source: str | None,
+    infer: bool,
+) -> None:
+    """Attributes, edges from the checked ``inputs`` and inferred outputs of a new node of a
+    fixed-layout op; on any failure the node is removed again."""
+    try:
+        node._source = source
+        node._op = op
+        if attrs or op.attrs:
+            _set_attrs(op, node, attrs or {})
+        for port, src in enumerate(inputs):
+            if src is not None:
+                src[0]._out_edges[src[1]].append((node, port))
+                node._in_edges[port] = src
+        if infer:
+            node._output_descs = infer_node(node, op)
+    except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node
+        graph.remove_node(node)
+        raise

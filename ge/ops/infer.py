@@ -23,9 +23,9 @@ from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
-from ge.ops.layout import input_groups, output_groups
+from ge.ops.layout import FixedLayout, fixed_layout, input_groups, output_groups
 from ge.ops.registry import get_op
-from ge.ops.schema import InferContext, OpDef, PortKind
+from ge.ops.schema import InferContext, OpDef
 
 __all__ = [
     "const_array",
@@ -126,6 +126,20 @@ def _check_dtypes(op: OpDef, inputs: Sequence[Any]) -> None:
                 )
 
 
+def _fixed_outputs(op: OpDef, results: Sequence[Any], counts: list[int]) -> list[TensorDesc]:
+    """``_flatten_outputs`` for an op without dynamic outputs, whose rule returns one desc per
+    output (checked without building groups; anything else gets the full check's message)."""
+    flat = list(results)
+    if len(flat) == len(op.outputs):
+        for d in flat:
+            if type(d) is not TensorDesc:
+                break
+        else:
+            if all(c == 1 for c in counts):
+                return flat
+    return _flatten_outputs(op, results, counts)
+
+
 def _flatten_outputs(op: OpDef, results: Sequence[Any], counts: list[int]) -> list[TensorDesc]:
     if len(results) != len(op.outputs):
         raise InferError(
@@ -154,57 +168,26 @@ def _subgraphs_of(node: Node) -> list[Graph]:
     return [root._subgraphs[name] for name in node._subgraph_names if name in root._subgraphs]
 
 
-_FIXED: dict[OpDef, bool] = {}
-
-
-def _fixed(op: OpDef) -> bool:
-    """Whether ``op`` has no dynamic inputs or outputs: then a node with one port per IR entry
-    has the groups ``[[0], [1], ...]`` (``input_groups`` finds them by name, or by count when
-    the names do not fit)."""
-    fixed = _FIXED.get(op)
-    if fixed is None:
-        fixed = _FIXED[op] = not any(s.dynamic for s in op.inputs + op.outputs)
-    return fixed
-
-
 def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
     """Output descs of ``node`` from its producers' current descs (the node is not changed)."""
     op = op or get_op(node._type)
+    layout = fixed_layout(op)
     if (
-        _fixed(op)
-        and len(node._input_names) == len(op.inputs)
-        and len(node._output_names) == len(op.outputs)
+        layout is not None
+        and len(node._input_names) == len(layout.input_names)
+        and len(node._output_names) == len(layout.output_names)
     ):
-        # One port per IR entry: what _grouped gives, without building the groups.
-        edges = node._in_edges
-        inputs: list[Any] = []
-        for port, spec in enumerate(op.inputs):
-            edge = edges[port]
-            if edge is not None:
-                inputs.append(edge[0]._output_descs[edge[1]])
-            elif spec.kind is PortKind.OPTIONAL:
-                inputs.append(None)
-            else:
-                inputs.append(node._input_descs[port])
-        groups: list[list[int]] | None = None
-    else:
-        groups = input_groups(op, node)
-        inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
+        return _infer_fixed(node, op, layout)
+    groups = input_groups(op, node)
+    inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
     try:
         _check_dtypes(op, inputs)
-        attrs = node_attrs(op, node) if op.attrs else {}
-        if groups is None:
-            values = [None if e is None else const_array(e[0]) for e in node._in_edges]
-            counts = [1] * len(op.outputs)
-        else:
-            values = _grouped(op, node, groups, lambda p: const_value(node, p))
-            counts = [len(g) for g in output_groups(op, node)]
         ctx = InferContext(
             op,
             inputs,
-            attrs,
-            values,
-            counts,
+            node_attrs(op, node) if op.attrs else {},
+            lambda: _grouped(op, node, groups, lambda p: const_value(node, p)),
+            [len(g) for g in output_groups(op, node)],
             current_outputs=list(node._output_descs),
             subgraphs=_subgraphs_of(node) if node._subgraph_names else [],
             infer_subgraph=infer_subgraph,
@@ -212,8 +195,44 @@ def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
         assert op.infer is not None
         return _flatten_outputs(op, op.infer(ctx), ctx.output_counts)
     except InferError as e:
-        where = f" at {node._source}" if node._source else ""
-        raise InferError(f"{describe_call(op, inputs)}{where}: {e}") from None
+        raise _located(e, op, inputs, node) from None
+
+
+def _infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]:
+    """``infer_node`` for one port per IR entry: what the port groups would give, without
+    building them (most nodes of a graph take this path)."""
+    edges = node._in_edges
+    inputs: list[Any] = []
+    for port, optional in enumerate(layout.optional):
+        edge = edges[port]
+        if edge is not None:
+            inputs.append(edge[0]._output_descs[edge[1]])
+        elif optional:
+            inputs.append(None)
+        else:
+            inputs.append(node._input_descs[port])
+    try:
+        if layout.checks_dtypes:
+            _check_dtypes(op, inputs)
+        ctx = InferContext(
+            op,
+            inputs,
+            node_attrs(op, node) if op.attrs else {},
+            lambda: [None if e is None else const_array(e[0]) for e in edges],
+            [1] * len(layout.output_names),
+            current_outputs=list(node._output_descs),
+            subgraphs=_subgraphs_of(node) if node._subgraph_names else None,
+            infer_subgraph=infer_subgraph,
+        )
+        assert op.infer is not None
+        return _fixed_outputs(op, op.infer(ctx), ctx.output_counts)
+    except InferError as e:
+        raise _located(e, op, inputs, node) from None
+
+
+def _located(e: InferError, op: OpDef, inputs: Sequence[Any], node: Node) -> InferError:
+    where = f" at {node._source}" if node._source else ""
+    return InferError(f"{describe_call(op, inputs)}{where}: {e}")
 
 
 def infer_on_values(node: Node, op: OpDef, values: Sequence[Any]) -> list[TensorDesc]:
@@ -247,8 +266,7 @@ def infer_on_values(node: Node, op: OpDef, values: Sequence[Any]) -> list[Tensor
         assert op.infer is not None
         return _flatten_outputs(op, op.infer(ctx), ctx.output_counts)
     except InferError as e:
-        where = f" at {node._source}" if node._source else ""
-        raise InferError(f"{describe_call(op, inputs)}{where}: {e}") from None
+        raise _located(e, op, inputs, node) from None
 
 
 def _feed_subgraph_inputs(graph: Graph, descs: Sequence[TensorDesc], offset: int) -> None:

@@ -9,12 +9,57 @@ entry takes whatever ports the others leave.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ge.error import GraphError
 from ge.graph.node import Node
 from ge.ops.schema import OpDef, TensorSpec
 
-__all__ = ["input_groups", "output_groups", "port_names", "subgraph_names"]
+__all__ = [
+    "FixedLayout",
+    "fixed_layout",
+    "input_groups",
+    "output_groups",
+    "port_names",
+    "subgraph_names",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FixedLayout:
+    """The ports of an op without dynamic inputs or outputs: one port per IR entry, named
+    after it, so node building and inference need no port groups (the common case, worked
+    out once per op)."""
+
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    optional: tuple[bool, ...]  # per input: may be left unconnected
+    required: tuple[str, ...]  # names of the inputs that must be connected
+    attr_names: frozenset[str]
+    checks_dtypes: bool  # whether any input restricts its dtypes
+
+
+_FIXED_LAYOUTS: dict[OpDef, FixedLayout | None] = {}
+
+
+def fixed_layout(op: OpDef) -> FixedLayout | None:
+    """``op``'s ``FixedLayout``, or ``None`` when it has a dynamic input or output."""
+    try:
+        return _FIXED_LAYOUTS[op]
+    except KeyError:
+        pass
+    layout = None
+    if not any(s.dynamic for s in op.inputs + op.outputs):
+        layout = FixedLayout(
+            input_names=tuple(s.name for s in op.inputs),
+            output_names=tuple(s.name for s in op.outputs),
+            optional=tuple(s.optional for s in op.inputs),
+            required=tuple(s.name for s in op.inputs if not s.optional),
+            attr_names=frozenset(a.name for a in op.attrs),
+            checks_dtypes=any(s.dtypes is not None for s in op.inputs),
+        )
+    _FIXED_LAYOUTS[op] = layout
+    return layout
 
 
 def port_names(specs: Sequence[TensorSpec], counts: Sequence[int]) -> list[str]:

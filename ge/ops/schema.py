@@ -102,22 +102,59 @@ DescOrList = TensorDesc | list[TensorDesc]
 ArrayOrList = np.ndarray | list[np.ndarray] | None
 
 
-@dataclass(slots=True)
 class InferContext:
     """What an ``infer`` rule sees: the input descs per IR input (``None`` for an absent
     optional input, a list for a dynamic one), the attributes with defaults filled in, the
     values of inputs that are known constants, the instance count of each output entry, the
     node's current output descs (what Data and Const nodes declare), and for control-flow ops
-    the subgraphs plus ``infer_subgraph(graph, input_descs, parent_offset)``."""
+    the subgraphs plus ``infer_subgraph(graph, input_descs, parent_offset)``.
 
-    op: OpDef
-    inputs: list[Any]
-    attrs: dict[str, Any]
-    values: list[Any]
-    output_counts: list[int]
-    current_outputs: list[TensorDesc] = field(default_factory=list)
-    subgraphs: list[Graph] = field(default_factory=list)
-    infer_subgraph: Callable[[Graph, Sequence[TensorDesc], int], list[TensorDesc]] | None = None
+    ``values`` may be given as a function returning the list: it is then called on first
+    read, so the many rules that never look at values (elementwise ops, most of a graph)
+    never pay for reading constants."""
+
+    __slots__ = (
+        "_values",
+        "attrs",
+        "current_outputs",
+        "infer_subgraph",
+        "inputs",
+        "op",
+        "output_counts",
+        "subgraphs",
+    )
+
+    def __init__(
+        self,
+        op: OpDef,
+        inputs: list[Any],
+        attrs: dict[str, Any],
+        values: list[Any] | Callable[[], list[Any]],
+        output_counts: list[int],
+        current_outputs: list[TensorDesc] | None = None,
+        subgraphs: list[Graph] | None = None,
+        infer_subgraph: Callable[[Graph, Sequence[TensorDesc], int], list[TensorDesc]]
+        | None = None,
+    ) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self._values = values
+        self.output_counts = output_counts
+        self.current_outputs = [] if current_outputs is None else current_outputs
+        self.subgraphs = [] if subgraphs is None else subgraphs
+        self.infer_subgraph = infer_subgraph
+
+    @property
+    def values(self) -> list[Any]:
+        values = self._values
+        if callable(values):
+            values = self._values = values()
+        return values
+
+    @values.setter
+    def values(self, values: list[Any]) -> None:
+        self._values = values
 
     def input(self, name: str) -> Any:
         """Desc(s) of the IR input called ``name``."""

@@ -167,27 +167,25 @@ def _output_class(op: OpDef) -> type:
     )
 
 
-def _resolve_builder(op: OpDef, values: dict[str, Any], plan: list[_Param]) -> Any:
+def _resolve_builder(
+    op: OpDef, values: dict[str, Any], plan: list[_Param], inputs: list[_Param]
+) -> Any:
+    """The builder the node joins; ``inputs`` are the plan's input entries."""
     for entry in plan:
         if entry.role == "builder" and values.get(entry.name) is not None:
             return values[entry.name]
-    for entry in plan:
-        if entry.role != "input":
-            continue
-        value = values[entry.name]
-        items = value if isinstance(value, list) else [value]
-        holders = [item for item in items if isinstance(item, TensorHolder)]
-        if holders:
-            return innermost(*holders, *_all_holders(values, plan)).get_owner_builder()
+    holders = _all_holders(values, inputs)
+    if holders:
+        return innermost(*holders).get_owner_builder()
     raise GeValueError(
         f"{op.type}: Please ensure at least one input tensor or an explicit "
         f"owner_builder is provided, so the op knows which graph to join"
     )
 
 
-def _all_holders(values: dict[str, Any], plan: list[_Param]) -> list[TensorHolder]:
+def _all_holders(values: dict[str, Any], inputs: list[_Param]) -> list[TensorHolder]:
     found: list[TensorHolder] = []
-    for entry in (e for e in plan if e.role == "input"):
+    for entry in inputs:
         value = values[entry.name]
         found += [
             v
@@ -198,18 +196,10 @@ def _all_holders(values: dict[str, Any], plan: list[_Param]) -> list[TensorHolde
 
 
 def _input_ports(
-    op: OpDef, plan: list[_Param], values: dict[str, Any], builder: Any, accepts_like: bool
+    op: OpDef, inputs: list[_Param], values: dict[str, Any], builder: Any, accepts_like: bool
 ) -> list[Any]:
-    like = next(
-        (
-            v.data_type
-            for e in plan
-            if e.role == "input"
-            for v in (values[e.name] if isinstance(values[e.name], list) else [values[e.name]])
-            if isinstance(v, TensorHolder)
-        ),
-        None,
-    )
+    holders = _all_holders(values, inputs) if accepts_like else []
+    like = holders[0].data_type if holders else None
 
     def port(value: Any, name: str) -> Any:
         if isinstance(value, TensorHolder):
@@ -220,7 +210,7 @@ def _input_ports(
                 value = captured
             return (value._node, value._port)
         if accepts_like and is_tensor_like(value):
-            spec = op.inputs[next(e.index for e in plan if e.name == name)]
+            spec = op.inputs[next(e.index for e in inputs if e.name == name)]
             fits = like is not None and (spec.dtypes is None or like in spec.dtypes)
             holder = to_const(builder, value, like if fits else None)
             return (holder._node, holder._port)
@@ -230,7 +220,7 @@ def _input_ports(
         )
 
     ports: list[Any] = []
-    for entry in (e for e in plan if e.role == "input"):
+    for entry in inputs:
         spec = op.inputs[entry.index]
         value = values[entry.name]
         if spec.dynamic:
@@ -258,6 +248,7 @@ def _count(op: OpDef, name: str, value: Any) -> int:
 def make_op_function(op: OpDef) -> Callable[..., Any]:
     """The ``ge.es.<OpType>`` function of ``op``."""
     plan, signature = _plan(op)
+    inputs = [e for e in plan if e.role == "input"]
     accepts_like = len(op.inputs) > 1 or bool(op.inputs and all(s.optional for s in op.inputs))
     output_class = _output_class(op) if len(op.outputs) > 1 else None
 
@@ -268,12 +259,11 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
             raise GeTypeError(f"{op.type}{signature}: {e}") from None
         bound.apply_defaults()
         values = bound.arguments
-        builder = _resolve_builder(op, values, plan)
-        with builder._transaction():
-            return _build_node(builder, values)
+        builder = _resolve_builder(op, values, plan, inputs)
+        return builder._atomically(_build_node, builder, values)
 
     def _build_node(builder: Any, values: dict[str, Any]) -> Any:
-        ports = _input_ports(op, plan, values, builder, accepts_like)
+        ports = _input_ports(op, inputs, values, builder, accepts_like)
         counts = [1] * len(op.outputs)
         subgraphs: list[Any] = [None] * len(op.subgraphs)
         attrs: dict[str, Any] = {}

@@ -21,8 +21,7 @@ import functools
 import itertools
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from enum import Enum
 from types import FrameType
 from typing import Any, NoReturn
@@ -162,19 +161,14 @@ class GraphBuilder:
                 f"GraphBuilder to build another graph."
             )
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """Make a multi-node call all-or-nothing: on any exception (a ``GeError``, a bug's
-        ``KeyError``, a ``KeyboardInterrupt``) the nodes and subgraphs it added are removed and
-        the name counter is restored, then the exception goes on. Nested calls join the outer
-        one."""
+    def _atomically(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as one all-or-nothing call: on any exception (a
+        ``GeError``, a bug's ``KeyError``, a ``KeyboardInterrupt``) the nodes and subgraphs it
+        added are removed and the name counter is restored, then the exception goes on. A call
+        made inside another joins it. (A plain method, not a context manager: it wraps every
+        operator call, and a generator-based ``with`` costs more than the rest of it.)"""
         if self._txn_depth:
-            self._txn_depth += 1
-            try:
-                yield
-            finally:
-                self._txn_depth -= 1
-            return
+            return fn(*args, **kwargs)
         # Counts, not copies of the name sets: a call only adds nodes and subgraphs, and dicts
         # keep insertion order, so what it added is the last ``len - count`` entries. (Copying
         # the sets made every op call O(graph) and building quadratic: 20k ops took 22 s.)
@@ -185,7 +179,7 @@ class GraphBuilder:
         )
         self._txn_depth = 1
         try:
-            yield
+            return fn(*args, **kwargs)
         except BaseException:
             for name in _newest(self._graph._nodes, nodes):
                 self._graph.remove_node(self._graph._nodes[name])
@@ -209,8 +203,10 @@ class GraphBuilder:
         declared: Sequence[TensorDesc] | None = None,
         counted: bool = True,
     ) -> Node:
-        self._check_live(f"add {op_type}")
-        merged = {**current_attrs(), **(attrs or {})}
+        if self._built:
+            self._check_live(f"add {op_type}")
+        scoped = current_attrs()
+        merged = {**scoped, **attrs} if scoped and attrs else attrs or scoped
         node_name = name if name is not None else f"{op_type}_{self._counter}"
         node = add_op_node(
             self._graph,
@@ -278,8 +274,9 @@ class GraphBuilder:
             raise GeTypeError("Number of inputs must be a positive integer")
         if not _is_int(start_index) or start_index < 0:
             raise GeTypeError("Start index must be a non-negative integer")
-        with self._transaction():
-            return [self.create_input(i) for i in range(start_index, start_index + num)]
+        return self._atomically(
+            lambda: [self.create_input(i) for i in range(start_index, start_index + num)]
+        )
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
         """A ``Variable`` node (fed from the inputs by ``index`` in ge)."""

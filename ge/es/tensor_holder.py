@@ -366,8 +366,7 @@ def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def run(self: TensorHolder, *args: Any, **kwargs: Any) -> Any:
-        with self._builder._transaction():
-            return method(self, *args, **kwargs)
+        return self._builder._atomically(method, self, *args, **kwargs)
 
     return run
 

@@ -215,12 +215,18 @@ def _same(a: Any, b: Any) -> bool:
 
 def make_attr_value(value: object, value_type: AttrValueType) -> AttrValue:
     """Store ``value`` as the explicitly given kind (``GeTypeError`` if it does not fit)."""
+    if type(value_type) is not AttrValueType:
+        try:
+            value_type = AttrValueType(value_type)
+        except ValueError:
+            raise GeTypeError(
+                f"value_type: expected an AttrValueType, got {value_type!r}"
+            ) from None
+    convert = _CONVERT.get(value_type)
+    if convert is None:
+        raise GeTypeError(f"value_type: expected an AttrValueType, got {value_type!r}")
     try:
-        convert = _CONVERT[AttrValueType(value_type)]
-    except (KeyError, ValueError):
-        raise GeTypeError(f"value_type: expected an AttrValueType, got {value_type!r}") from None
-    try:
-        return AttrValue(AttrValueType(value_type), convert(value))
+        return AttrValue(value_type, convert(value))
     except GeTypeError as e:
         raise GeTypeError(
             f"attribute value {value!r} is not a {AttrValueType(value_type).name}: {e}"

@@ -16,13 +16,22 @@ from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
+from ge.graph.tensor_desc import TensorDesc
 
 __all__ = ["eliminate_common_subexpressions"]
 
 
+def _desc_key(desc: TensorDesc) -> Any:
+    """What ``format_desc`` shows of ``desc``, as a tuple (no text to build) when it has no
+    attributes."""
+    if desc._attrs:
+        return format_desc(desc)
+    return (desc._data_type, desc._format, tuple(desc._shape))
+
+
 def _attr_key(value: Any) -> Any:
     if isinstance(value, Tensor):
-        return ("tensor", format_desc(value._desc), hashlib.sha1(value._host_bytes()).digest())
+        return ("tensor", _desc_key(value._desc), hashlib.sha1(value._host_bytes()).digest())
     if isinstance(value, tuple):
         return tuple(_attr_key(v) for v in value)
     if isinstance(value, float):
@@ -32,9 +41,12 @@ def _attr_key(value: Any) -> Any:
 
 def _key(node: Node) -> Any:
     inputs = tuple(None if e is None else (id(e[0]), e[1]) for e in node._in_edges)
-    attrs = tuple(sorted((k, v.type, _attr_key(v.value)) for k, v in node._attrs.items()))
-    outputs = tuple(format_desc(d) for d in node._output_descs)
-    return (node.type, inputs, attrs, outputs, tuple(node._input_names))
+    attrs = node._attrs
+    attrs_key = (
+        tuple(sorted((k, v.type, _attr_key(v.value)) for k, v in attrs.items())) if attrs else ()
+    )
+    outputs = tuple(_desc_key(d) for d in node._output_descs)
+    return (node._type, inputs, attrs_key, outputs, tuple(node._input_names))
 
 
 def eliminate_common_subexpressions(graph: Graph) -> bool:

@@ -74,18 +74,40 @@ def _infer(graph: Graph) -> None:
     infer_graph(graph)
 
 
+_REWRITES = (fold_constants, eliminate_common_subexpressions, simplify, eliminate_dead_nodes)
+Rewrite = Callable[[Graph], bool]
+# rewrites that leave nothing for a second run of their own on the graph they changed: CSE and
+# DCE sweep once in topological order, simplify runs its rules to a fixed point (folding also
+# refines descs, of a parent graph too, so it is not counted)
+_SETTLES_ITSELF = frozenset({eliminate_common_subexpressions, simplify, eliminate_dead_nodes})
+
+
 def _optimize(graph: Graph) -> None:
+    """Rounds of every rewrite on every graph until a whole round changes nothing.
+
+    A rewrite that found nothing to do finds nothing again on unchanged graphs, so the rounds
+    stop as soon as every (graph, rewrite) pair has nothing left to do since the last change,
+    mid-round if need be: the result of the full rounds, without their idle passes."""
+    idle: set[tuple[Graph, Rewrite]] = set()  # nothing left to do since the last change
+
+    def settled(graphs: list[Graph]) -> bool:
+        return len(idle) >= len(graphs) * len(_REWRITES) and all(
+            (g, rewrite) in idle for g in graphs for rewrite in _REWRITES
+        )
+
     for _ in range(_MAX_ROUNDS):
-        changed = False
-        for g in list(all_graphs(graph)):
-            for rewrite in (
-                fold_constants,
-                eliminate_common_subexpressions,
-                simplify,
-                eliminate_dead_nodes,
-            ):
-                changed |= rewrite(g)
-        if not changed:
+        graphs = list(all_graphs(graph))
+        for g in graphs:
+            for rewrite in _REWRITES:
+                if settled(graphs):
+                    return
+                if rewrite(g):
+                    idle.clear()
+                    if rewrite in _SETTLES_ITSELF:
+                        idle.add((g, rewrite))
+                else:
+                    idle.add((g, rewrite))
+        if settled(graphs):
             return
 
 

@@ -13,13 +13,32 @@ from ge.ops.infer import const_array
 from ge.ops.registry import find_op
 from ge.ops.schema import OpDef
 
-__all__ = ["all_graphs", "const_array", "is_removable", "make_const", "op_of"]
+__all__ = ["ConstValues", "all_graphs", "const_array", "is_removable", "make_const", "op_of"]
 
 
 def all_graphs(graph: Graph) -> Iterator[Graph]:
     """The root graph and every registered subgraph."""
     yield graph
     yield from graph.get_all_subgraphs()
+
+
+class ConstValues:
+    """``const_array`` for one pass, each node read once. Reading a Const copies its bytes, and
+    a pass asks for the same few Consts at every user (CSE leaves one Const per number). The
+    arrays are shared, hence read-only; the pass must not change a Const it has read."""
+
+    def __init__(self) -> None:
+        self._read: dict[int, tuple[Node, np.ndarray | None]] = {}  # the node keeps its id
+
+    def __call__(self, node: Node) -> np.ndarray | None:
+        hit = self._read.get(id(node))
+        if hit is not None:
+            return hit[1]
+        value = const_array(node)
+        if value is not None:
+            value.flags.writeable = False
+        self._read[id(node)] = (node, value)
+        return value
 
 
 def op_of(node: Node) -> OpDef | None:

@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ge.compiler._graphs import fresh_name, op_of
+from ge.compiler._graphs import ConstValues, fresh_name, op_of
 from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.kernels.elementwise import FUSIBLE_OPS, MAX_RANK, supports_dtype
 from ge.compiler.kernels.rows import REDUCTIONS
@@ -77,7 +77,7 @@ def _fusible(node: Node) -> bool:
 FUSIBLE: Callable[[Node], bool] = _fusible
 
 
-def _scalar_const(port: Port) -> bool:
+def _scalar_const(port: Port, consts: ConstValues) -> bool:
     """A one-element Const: it goes into the body as a parameter, not as an input."""
     node = port[0]
     if node.type != "Const":
@@ -87,7 +87,7 @@ def _scalar_const(port: Port) -> bool:
         return False
     if math.prod(stored.value._desc._shape) != 1:  # sized by its desc, without reading it
         return False
-    value = const_array(node)
+    value = consts(node)
     return value is not None and value.size == 1
 
 
@@ -103,9 +103,9 @@ class _Group:
     first: int = 0  # the smallest topological index of a member
 
     @staticmethod
-    def of(node: Node, index: int, reduction: Node | None = None) -> _Group:
+    def of(node: Node, index: int, consts: ConstValues, reduction: Node | None = None) -> _Group:
         reads = {(id(e[0]), e[1]): e for e in node._in_edges if e is not None}
-        reads = {k: e for k, e in reads.items() if not _scalar_const(e)}
+        reads = {k: e for k, e in reads.items() if not _scalar_const(e, consts)}
         return _Group(_shape(node), [node], {id(node)}, reduction, reads, index)
 
     def absorb(self, other: _Group) -> None:
@@ -116,12 +116,12 @@ class _Group:
         for key, port in other.reads.items():
             self.reads.setdefault(key, port)
 
-    def outside_inputs(self) -> list[Port]:
+    def outside_inputs(self, consts: ConstValues) -> list[Port]:
         inside = {id(m) for m in self.members}
         ports: dict[tuple[int, int], Port] = {}
         for m in self.members:
             for port, e in enumerate(m._in_edges):
-                if e is None or id(e[0]) in inside or _scalar_const(e):
+                if e is None or id(e[0]) in inside or _scalar_const(e, consts):
                     continue
                 if m is self.reduction and port > 0:  # the axes: a Const, kept in the body
                     continue
@@ -210,17 +210,17 @@ def _may_join(fusion: _Fusion, a: _Group, b: _Group) -> bool:
     return all(rule(fusion, a, b) for _, rule in JOIN_RULES)
 
 
-def _groups(graph: Graph, min_ops: int) -> list[_Group]:
+def _groups(graph: Graph, min_ops: int, consts: ConstValues) -> list[_Group]:
     order, _ = topological_order(graph)
     fusion = _Fusion({id(n): i for i, n in enumerate(order)})
     for node in order:
         if not FUSIBLE(node):
             continue
-        group = fusion.group_of[id(node)] = _Group.of(node, fusion.index[id(node)])
+        group = fusion.group_of[id(node)] = _Group.of(node, fusion.index[id(node)], consts)
         for e in node._in_edges:
             if e is not None and id(e[0]) not in fusion.group_of and _epilogue_head(e[0], node):
                 head = e[0]
-                fusion.group_of[id(head)] = _Group.of(head, fusion.index[id(head)], head)
+                fusion.group_of[id(head)] = _Group.of(head, fusion.index[id(head)], consts, head)
             producer = fusion.group_of.get(id(e[0])) if e is not None else None
             if producer is None or producer is group or not _may_join(fusion, producer, group):
                 continue
@@ -288,8 +288,10 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
     return body
 
 
-def _replace(graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]]) -> None:
-    inputs = group.outside_inputs()
+def _replace(
+    graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]], consts: ConstValues
+) -> None:
+    inputs = group.outside_inputs(consts)
     exported = _exported(group, graph_outputs)
     body = _body(graph, group, inputs, exported)
     name = fresh_name(graph, f"{group.members[-1].name}_fused")
@@ -316,11 +318,12 @@ def fuse_elementwise(graph: Graph, *, min_ops: int = 2) -> bool:
     """Fuse ``graph``'s elementwise groups of at least ``min_ops`` ops in place; returns
     whether anything changed. (A lone op is already one kernel; ``min_ops=1`` wraps it anyway,
     which tests use to run every op through the fused path.)"""
-    groups = _groups(graph, min_ops)
+    consts = ConstValues()  # the pass replaces nodes, never changes a Const
+    groups = _groups(graph, min_ops, consts)
     if not groups:
         return False
     outputs = {(id(n), p) for n, p in graph_outputs(graph)}
     for group in groups:
-        _replace(graph, group, outputs)
+        _replace(graph, group, outputs, consts)
     eliminate_dead_nodes(graph)
     return True

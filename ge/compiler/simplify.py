@@ -1,7 +1,8 @@
 """Algebraic simplification: local rewrites as data, run by one fixed-point driver.
 
-Each rule is ``(op types, rewrite)``; ``rewrite(node)`` returns the ``(node, port)`` that
-replaces the node's output 0, or ``None`` when the rule does not apply. A rule only fires when
+Each rule is ``(op types, rewrite)``; ``rewrite(node, consts)`` returns the ``(node, port)``
+that replaces the node's output 0, or ``None`` when the rule does not apply (``consts`` reads
+Const values, each once per pass). A rule only fires when
 the replacement has exactly the node's output shape and dtype, so no rewrite can change a
 result's type or broadcast shape.
 """
@@ -12,68 +13,71 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ge.compiler._graphs import const_array, is_removable
+from ge.compiler._graphs import ConstValues, is_removable
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 
 __all__ = ["RULES", "simplify"]
 
 Port = tuple[Node, int]
+Rule = Callable[[Node, ConstValues], Port | None]
 
 
 def _input(node: Node, i: int) -> Port | None:
     return node._in_edges[i] if i < len(node._in_edges) else None
 
 
-def _is_const(port: Port | None, value: float) -> bool:
+def _is_const(port: Port | None, value: float, consts: ConstValues) -> bool:
     if port is None:
         return False
-    array = const_array(port[0])
+    array = consts(port[0])
     return array is not None and array.size > 0 and bool(np.all(array == value))
 
 
-def _identity(node: Node) -> Port | None:  # Identity(x) -> x
+def _identity(node: Node, consts: ConstValues) -> Port | None:  # Identity(x) -> x
     return _input(node, 0)
 
 
-def _neutral_right(value: float) -> Callable[[Node], Port | None]:
-    def rule(node: Node) -> Port | None:  # Op(x, neutral) -> x
-        return _input(node, 0) if _is_const(_input(node, 1), value) else None
+def _neutral_right(value: float) -> Rule:
+    def rule(node: Node, consts: ConstValues) -> Port | None:  # Op(x, neutral) -> x
+        return _input(node, 0) if _is_const(_input(node, 1), value, consts) else None
 
     return rule
 
 
-def _neutral_either(value: float) -> Callable[[Node], Port | None]:
-    def rule(node: Node) -> Port | None:  # Op(x, neutral) or Op(neutral, x) -> x
-        if _is_const(_input(node, 1), value):
+def _neutral_either(value: float) -> Rule:
+    def rule(node: Node, consts: ConstValues) -> Port | None:
+        # Op(x, neutral) or Op(neutral, x) -> x
+        if _is_const(_input(node, 1), value, consts):
             return _input(node, 0)
-        if _is_const(_input(node, 0), value):
+        if _is_const(_input(node, 0), value, consts):
             return _input(node, 1)
         return None
 
     return rule
 
 
-def _double_neg(node: Node) -> Port | None:  # Neg(Neg(x)) -> x
+def _double_neg(node: Node, consts: ConstValues) -> Port | None:  # Neg(Neg(x)) -> x
     inner = _input(node, 0)
     if inner is not None and inner[0].type == "Neg":
         return _input(inner[0], 0)
     return None
 
 
-def _same_shape(node: Node) -> Port | None:  # Cast/Reshape/Transpose/BroadcastTo to itself -> x
+def _same_shape(node: Node, consts: ConstValues) -> Port | None:
+    # Cast/Reshape/Transpose/BroadcastTo to itself -> x
     return _input(node, 0)
 
 
-def _identity_perm(node: Node) -> Port | None:  # Transpose(x, [0, 1, ..]) -> x
+def _identity_perm(node: Node, consts: ConstValues) -> Port | None:  # Transpose(x, [0, 1, ..]) -> x
     perm_port = _input(node, 1)
-    perm = None if perm_port is None else const_array(perm_port[0])
+    perm = None if perm_port is None else consts(perm_port[0])
     if perm is not None and perm.tolist() == list(range(perm.size)):
         return _input(node, 0)
     return None
 
 
-RULES: tuple[tuple[frozenset[str], Callable[[Node], Port | None]], ...] = (
+RULES: tuple[tuple[frozenset[str], Rule], ...] = (
     (frozenset({"Identity"}), _identity),
     (frozenset({"Add"}), _neutral_either(0)),
     (frozenset({"Sub"}), _neutral_right(0)),
@@ -103,6 +107,7 @@ def simplify(graph: Graph) -> bool:
     """Apply ``RULES`` until none fires; returns whether anything changed."""
     changed = False
     progress = True
+    consts = ConstValues()  # the rules remove nodes, never change a Const
     while progress:
         progress = False
         for node in graph.get_direct_nodes():
@@ -111,7 +116,7 @@ def simplify(graph: Graph) -> bool:
             for types, rule in RULES:
                 if node.type not in types:
                     continue
-                replacement = rule(node)
+                replacement = rule(node, consts)
                 if replacement is not None and _fits(node, replacement):
                     graph.replace_all_uses(node, 0, *replacement)
                     graph.remove_node(node)

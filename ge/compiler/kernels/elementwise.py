@@ -36,6 +36,7 @@ params]``.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -130,26 +131,33 @@ def block_dim_for(n: int) -> int:
     return 1 if n < _PARALLEL_MIN else max(1, min(os.cpu_count() or 1, n // (_PARALLEL_MIN // 2)))
 
 
+@functools.cache
+def _name(dtype: np.dtype[Any]) -> str:
+    """``dtype.name``, remembered: numpy computes it in Python on every read, and codegen reads
+    it for every op of every body."""
+    return str(dtype.name)
+
+
 def supports_dtype(dtype: np.dtype[Any]) -> bool:
-    return dtype.name in _DTYPES
+    return _name(dtype) in _DTYPES
 
 
 def _np_name(dtype: np.dtype[Any]) -> str:
-    return "np.uint16" if dtype.name in _HALF else f"np.{dtype.name}"
+    return "np.uint16" if _name(dtype) in _HALF else f"np.{_name(dtype)}"
 
 
 def _store(value: str, out: np.dtype[Any]) -> str:
     """``value`` (in any type) converted to the stored form of ``out``."""
-    if out.name in _HALF:
-        return f"{_HALF[out.name][1]}({value})"
+    if _name(out) in _HALF:
+        return f"{_HALF[_name(out)][1]}({value})"
     if out == np.bool_:
         return f"({value}) != 0"
-    return f"np.{out.name}({value})"
+    return f"np.{_name(out)}({value})"
 
 
 def _held(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """The type a value of ``dtype`` is held in inside a kernel (half types in float32)."""
-    return np.dtype(np.float32) if dtype.name in _HALF else dtype
+    return np.dtype(np.float32) if _name(dtype) in _HALF else dtype
 
 
 def _compute_dtype(dtypes: Sequence[np.dtype[Any]]) -> np.dtype[Any]:
@@ -158,17 +166,17 @@ def _compute_dtype(dtypes: Sequence[np.dtype[Any]]) -> np.dtype[Any]:
 
 
 def _convert(var: str, held: np.dtype[Any], to: np.dtype[Any]) -> str:
-    return var if held == to else f"np.{to.name}({var})"
+    return var if held == to else f"np.{_name(to)}({var})"
 
 
 def _round(value: str, out: np.dtype[Any]) -> str:
     """``value`` rounded to ``out`` and held (half types round-trip through their bits)."""
-    if out.name in _HALF:
-        to_bits, from_bits = _HALF[out.name][1], _HALF[out.name][0]
+    if _name(out) in _HALF:
+        to_bits, from_bits = _HALF[_name(out)][1], _HALF[_name(out)][0]
         return f"{from_bits}({to_bits}({value}))"
     if out == np.bool_:
         return f"({value}) != 0"
-    return f"np.{out.name}({value})"
+    return f"np.{_name(out)}({value})"
 
 
 def approximate(expr: str) -> str:
@@ -208,12 +216,14 @@ class Program:
     def constant(self, value: Any, dtype: np.dtype[Any]) -> tuple[str, np.dtype[Any]]:
         """A scalar constant held in a variable set once per block."""
         var = f"c{len(self.hoisted)}"
-        if dtype.kind == "f" or dtype.name in _HALF:
-            self.hoisted.append(f"{var} = np.{_held(dtype).name}({self.param('f', float(value))})")
+        if dtype.kind == "f" or _name(dtype) in _HALF:
+            self.hoisted.append(
+                f"{var} = np.{_name(_held(dtype))}({self.param('f', float(value))})"
+            )
         elif dtype == np.bool_:
             self.hoisted.append(f"{var} = {self.param('i', int(bool(value)))} != 0")
         else:
-            self.hoisted.append(f"{var} = np.{dtype.name}({self.param('i', int(value))})")
+            self.hoisted.append(f"{var} = np.{_name(dtype)}({self.param('i', int(value))})")
         return var, dtype
 
     def step(
@@ -326,7 +336,7 @@ def _kind(count: int, n: int, walk: list[int]) -> str:
 # --- source -------------------------------------------------------------------------------------
 def _load(j: int, dtype: np.dtype[Any], index: str) -> str:
     raw = f"x{j}[{index}]"
-    return f"{_HALF[dtype.name][0]}({raw})" if dtype.name in _HALF else raw
+    return f"{_HALF[_name(dtype)][0]}({raw})" if _name(dtype) in _HALF else raw
 
 
 def _prologue(program: Program, kinds: list[str], rank: int) -> list[str]:
@@ -408,7 +418,7 @@ def _element_loop(program: Program, kinds: list[str], ind: str, count: str, out:
     ]
     lines += [f"{body}{s}" for s in program.steps]
     for o, (var, dtype) in enumerate(program.outputs):
-        value = f"{_HALF[dtype.name][1]}({var})" if dtype.name in _HALF else var
+        value = f"{_HALF[_name(dtype)][1]}({var})" if _name(dtype) in _HALF else var
         lines.append(f"{body}{out}{o}[i] = {value}")
     return lines
 

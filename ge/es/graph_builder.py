@@ -274,9 +274,10 @@ class GraphBuilder:
             raise GeTypeError("Number of inputs must be a positive integer")
         if not _is_int(start_index) or start_index < 0:
             raise GeTypeError("Start index must be a non-negative integer")
-        return self._atomically(
+        inputs: list[TensorHolder] = self._atomically(
             lambda: [self.create_input(i) for i in range(start_index, start_index + num)]
         )
+        return inputs
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
         """A ``Variable`` node (fed from the inputs by ``index`` in ge)."""

@@ -27,7 +27,7 @@ from typing import Any
 
 from ge.graph._attr import AttrValue
 from ge.graph._verify import topological_order
-from ge.graph.graph import Graph
+from ge.graph.graph import Graph, link_control
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
@@ -97,7 +97,7 @@ def _nodes(graph: Graph, twin: Graph) -> dict[int, Node]:
         copy._output_names = list(node._output_names)
         copy._in_edges = [None] * len(node._in_edges)
         copy._out_edges = [[] for _ in node._out_edges]
-        copy._subgraph_names = list(node._subgraph_names)
+        copy._subgraph_names = list(node._subgraph_names) if node._subgraph_names else ()
         copy._op = node._op
         twin._nodes[name] = copy
         copies[id(node)] = copy
@@ -120,9 +120,7 @@ def _edges(graph: Graph, copies: dict[int, Node]) -> None:
             src = copies.get(id(pred))
             if src is None or pred._graph is not graph:
                 raise _UnsupportedError
-            if copy not in src._out_ctrl:
-                src._out_ctrl.append(copy)
-                copy._in_ctrl.append(src)
+            link_control(src, copy)
 
 
 def _body(graph: Graph) -> tuple[Graph, dict[int, Node]]:

@@ -26,12 +26,28 @@ from ge.graph.types import AttrValueType, DumpFormat
 if TYPE_CHECKING:
     from ge.graph.tensor_desc import TensorDesc
 
-__all__ = ["MAX_PORTS", "Graph"]
+__all__ = ["MAX_PORTS", "Graph", "link_control"]
 
 MAX_PORTS = 1 << 16
 """Most input (or output) ports one node may have. Far above any real op (GE's widest take a
 few thousand tensors); a count beyond it is a mistake, refused before a port is allocated
 (``num_outputs=10**7`` would otherwise take most of a minute and gigabytes to build)."""
+
+
+def link_control(src: Node, dst: Node) -> None:
+    """Add the control edge ``src -> dst`` unless it exists. A node's control lists start as a
+    shared ``()`` (most nodes never get one, and an empty list per node is two more objects
+    for the cyclic GC to walk on every graph), so the first edge makes the list."""
+    if dst in src._out_ctrl:
+        return
+    if src._out_ctrl:
+        src._out_ctrl.append(dst)
+    else:
+        src._out_ctrl = [dst]
+    if dst._in_ctrl:
+        dst._in_ctrl.append(src)
+    else:
+        dst._in_ctrl = [src]
 
 
 def _check_node(node: object, what: str) -> Node:
@@ -133,13 +149,14 @@ class Graph:
         self,
         op_type: str,
         name: str | None,
-        input_names: list[str],
-        output_names: list[str],
+        input_names: list[str] | tuple[str, ...],
+        output_names: list[str] | tuple[str, ...],
         input_descs: list[TensorDesc] | None = None,
     ) -> Node:
         """``add_node`` for a caller that made ``op_type`` and the port names itself (a
-        non-empty str and lists of str, each list its own) and maybe the input descs (see
-        ``Node._create``): only the node name is checked."""
+        non-empty str, and lists of str each its own or tuples, which nodes may share: port
+        names are never changed in place) and maybe the input descs (see ``Node._create``):
+        only the node name is checked."""
         if name is None:
             name = self._fresh_name(op_type)
         elif not name:
@@ -280,9 +297,7 @@ class Graph:
                     f"{dst_node._name}: Node {node._name} is not in graph "
                     f"'{self._name}'"
                 )
-        if dst_node not in src_node._out_ctrl:
-            src_node._out_ctrl.append(dst_node)
-            dst_node._in_ctrl.append(src_node)
+        link_control(src_node, dst_node)
 
     def remove_edge(
         self, src_node: Node, src_port_index: int, dst_node: Node, dst_port_index: int
@@ -318,8 +333,10 @@ class Graph:
 
     @staticmethod
     def _unlink_control(src: Node, dst: Node) -> None:
-        src._out_ctrl.remove(dst)
-        dst._in_ctrl.remove(src)
+        outs, ins = src._out_ctrl, dst._in_ctrl
+        assert isinstance(outs, list) and isinstance(ins, list)  # they hold the edge
+        outs.remove(dst)
+        ins.remove(src)
 
     # --- graph outputs (ours; GE's Graph::SetOutputs) --------------------------------------------
     def replace_all_uses(self, node: Node, port: int, new_node: Node, new_port: int) -> None:
@@ -437,6 +454,7 @@ class Graph:
             )
         if sub._parent_node is not None:
             names = sub._parent_node._subgraph_names
+            assert isinstance(names, list)  # it holds ``name``
             names[names.index(name)] = ""
         sub._parent_graph = None
         sub._parent_node = None
@@ -465,6 +483,8 @@ class Graph:
                 f"subgraph '{subgraph._name}' already belongs to node {subgraph._parent_node._name}"
             )
         slots = node._subgraph_names
+        if not slots:
+            slots = node._subgraph_names = []  # a node starts with a shared ()
         if subgraph._name in slots and (index == len(slots) or slots[index] != subgraph._name):
             raise GraphError(
                 f"subgraph '{subgraph._name}' is already subgraph "

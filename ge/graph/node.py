@@ -91,9 +91,9 @@ class Node:
         node._output_names = [""] * num_outputs
         node._in_edges = [None] * num_inputs
         node._out_edges = [[] for _ in range(num_outputs)]
-        node._in_ctrl = []
-        node._out_ctrl = []
-        node._subgraph_names = []
+        node._in_ctrl = ()  # shared until written: see Graph's link_control
+        node._out_ctrl = ()
+        node._subgraph_names = ()
         node._source = None
         node._op = None
         return node
@@ -105,13 +105,13 @@ class Node:
     _attrs: dict[str, AttrValue]
     _input_descs: list[TensorDesc]
     _output_descs: list[TensorDesc]
-    _input_names: list[str]
-    _output_names: list[str]
+    _input_names: list[str] | tuple[str, ...]  # never changed in place: may be shared
+    _output_names: list[str] | tuple[str, ...]
     _in_edges: list[Port | None]
     _out_edges: list[list[Port]]
-    _in_ctrl: list[Node]
-    _out_ctrl: list[Node]
-    _subgraph_names: list[str]
+    _in_ctrl: list[Node] | tuple[()]
+    _out_ctrl: list[Node] | tuple[()]
+    _subgraph_names: list[str] | tuple[()]
     _source: str | None
     _op: Any
 

@@ -166,10 +166,28 @@ def add_op_node(
         input_descs = _checked_fixed_inputs(graph, layout, inputs)
         if input_descs is not None:
             node = graph._add_node_named(
-                op.type, name, list(layout.input_names), list(layout.output_names), input_descs
+                op.type, name, layout.input_names, layout.output_names, input_descs
             )
             _complete(graph, node, op, inputs, attrs, source, infer)
             return node
+    return _add_any_node(
+        graph, op, inputs, attrs, name, output_counts, subgraphs, declared, source, infer
+    )
+
+
+def _add_any_node(
+    graph: Graph,
+    op: OpDef,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None,
+    name: str | None,
+    output_counts: Sequence[int] | None,
+    subgraphs: Sequence[Any] | None,
+    declared: Sequence[TensorDesc] | None,
+    source: str | None,
+    infer: bool,
+) -> Node:
+    """``add_op_node`` for any op and inputs, every argument checked."""
     flat_inputs, in_counts = _input_ports(op, inputs)
     out_counts = _output_counts(op, output_counts)
     graphs = _flat_subgraphs(op, subgraphs)

@@ -70,7 +70,7 @@ def port_names(specs: Sequence[TensorSpec], counts: Sequence[int]) -> list[str]:
     return names
 
 
-def _groups_by_name(specs: Sequence[TensorSpec], names: list[str]) -> list[list[int]] | None:
+def _groups_by_name(specs: Sequence[TensorSpec], names: Sequence[str]) -> list[list[int]] | None:
     groups: list[list[int]] = []
     pos = 0
     for spec in specs:
@@ -103,7 +103,7 @@ def _groups_by_count(specs: Sequence[TensorSpec], total: int) -> list[list[int]]
 
 
 def _groups(
-    op: OpDef, node: Node, specs: Sequence[TensorSpec], names: list[str], what: str
+    op: OpDef, node: Node, specs: Sequence[TensorSpec], names: Sequence[str], what: str
 ) -> list[list[int]]:
     groups = _groups_by_name(specs, names) if any(names) else None
     if groups is None:

@@ -193,7 +193,7 @@ def test_port_lists_disagree_in_count() -> None:
 
 def test_dangling_out_control_edge() -> None:
     g, a, _, c = chain()
-    a._out_ctrl.append(c)
+    a._out_ctrl = [*a._out_ctrl, c]
     msg = only(g)
     assert {"a", "c"} <= names_in(msg)
     assert "control" in msg
@@ -201,7 +201,7 @@ def test_dangling_out_control_edge() -> None:
 
 def test_dangling_in_control_edge() -> None:
     g, a, _, c = chain()
-    c._in_ctrl.append(a)
+    c._in_ctrl = [*c._in_ctrl, a]
     msg = only(g)
     assert {"a", "c"} <= names_in(msg)
     assert "control" in msg
@@ -211,8 +211,8 @@ def test_control_edge_to_node_of_another_graph() -> None:
     g, a, _, _ = chain()
     h = Graph("h")
     foreign = h.add_node("NoOp", "foreign")
-    a._out_ctrl.append(foreign)
-    foreign._in_ctrl.append(a)
+    a._out_ctrl = [*a._out_ctrl, foreign]
+    foreign._in_ctrl = [*foreign._in_ctrl, a]
     msg = only(g)
     assert {"a", "foreign"} <= names_in(msg)
 
@@ -300,7 +300,7 @@ def test_subgraph_reference_to_unregistered_name() -> None:
 def test_subgraph_used_by_a_node_that_is_not_its_parent() -> None:
     root, _, _, _ = _if_graph()
     other = root.add_node("If", "If_1", num_inputs=1, num_outputs=1)
-    other._subgraph_names.append("then_g")  # then_g belongs to If_0
+    other._subgraph_names = ["then_g"]  # then_g belongs to If_0
     msg = only(root)
     assert {"If_1", "then_g"} <= names_in(msg)
 
@@ -369,7 +369,7 @@ def test_one_sided_links_do_not_hide_or_invent_a_cycle() -> None:
     # a -> c must not make c look ready, and a consumer-only edge is not a cycle.
     g, a, b, c = chain()
     g.add_control_edge(c, b)
-    a._out_ctrl.append(c)
+    a._out_ctrl = [*a._out_ctrl, c]
     found = problems(g)
     cycle = [p for p in found if "cycle" in p]
     assert len(cycle) == 1, found
@@ -447,7 +447,7 @@ def test_several_problems_reported_together() -> None:
     foreign = h.add_node("Data", "foreign", num_outputs=1)
     one_sided = g.add_node("Relu", "one_sided", num_inputs=1, num_outputs=1)
     one_sided._in_edges[0] = (a, 0)  # 1. consumer-only edge
-    a._out_ctrl.append(c)  # 2. dangling control edge
+    a._out_ctrl = [*a._out_ctrl, c]  # 2. dangling control edge
     g._outputs.append((foreign, 0))  # 3. output not in graph
     g.add_control_edge(c, b)  # 4. cycle b -> c -> b
     found = problems(g)

@@ -19,6 +19,9 @@ when the plan is built (``AnnotatedArgsContext``, ``AnnotatedKernelArgs``,
 ``AnnotatedKernelLaunchInfo``; ``annotated_args``): they run as kernel tasks of the plan with
 their addresses refreshed per run, and no Python runs per execution.
 
+Called on numpy arrays or ``ge.graph.Tensor``s outside any graph, a custom op's ``ge.es``
+function runs it at once through a cached one-node compiled graph (``eager_call``).
+
 Names load lazily on first use; an unknown one raises ``AttributeError`` "module
 'ge.custom_op' has no attribute '<name>'".
 

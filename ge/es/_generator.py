@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ge.error import GeTypeError, GeValueError
 from ge.es.tensor_holder import TensorHolder, innermost
 from ge.es.tensor_like import TensorLike, is_tensor_like, to_const
@@ -177,10 +179,28 @@ def _resolve_builder(
     holders = _all_holders(values, inputs)
     if holders:
         return innermost(*holders).get_owner_builder()
+    if op.source != "ge":
+        if _any_eager_value(values, inputs):
+            return None  # a custom op on arrays outside any graph: the caller runs it now
+        raise GeValueError(
+            f"{op.type}: Please ensure at least one input tensor or an explicit "
+            f"owner_builder is provided, so the op knows which graph to join (or pass numpy "
+            f"arrays / ge.graph.Tensors to run this custom op at once)"
+        )
     raise GeValueError(
         f"{op.type}: Please ensure at least one input tensor or an explicit "
         f"owner_builder is provided, so the op knows which graph to join"
     )
+
+
+def _any_eager_value(values: dict[str, Any], inputs: list[_Param]) -> bool:
+    """Whether some input is a numpy array or a ``ge.graph.Tensor`` (an eager call)."""
+    for entry in inputs:
+        value = values[entry.name]
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, (np.ndarray, np.generic, Tensor)):
+                return True
+    return False
 
 
 def _all_holders(values: dict[str, Any], inputs: list[_Param]) -> list[TensorHolder]:
@@ -249,6 +269,7 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
     """The ``ge.es.<OpType>`` function of ``op``."""
     plan, signature = _plan(op)
     inputs = [e for e in plan if e.role == "input"]
+    input_names = [e.name for e in inputs]
     accepts_like = len(op.inputs) > 1 or bool(op.inputs and all(s.optional for s in op.inputs))
     output_class = _output_class(op) if len(op.outputs) > 1 else None
 
@@ -260,6 +281,10 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
         bound.apply_defaults()
         values = bound.arguments
         builder = _resolve_builder(op, values, plan, inputs)
+        if builder is None:  # ge.custom_op.eager_call: build a one-node graph, run it
+            from ge.custom_op.eager_call import call  # noqa: PLC0415
+
+            return call(op, build, values, input_names)
         return builder._atomically(_build_node, builder, values)
 
     def _build_node(builder: Any, values: dict[str, Any]) -> Any:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ge.custom_op import bootstrap, proto, registry
+from ge.custom_op import bootstrap, eager_call, proto, registry
 from ge.ge_global import GeApi
 from ge.session import Session
 
@@ -27,6 +27,7 @@ def _isolated_registries() -> Iterator[None]:
     try:
         yield
     finally:
+        eager_call.cache_clear()  # compiled graphs of eager calls hold the test's classes
         registry._restore(impls)
         proto._restore(protos)
         bootstrap._LOADED[:] = loaded

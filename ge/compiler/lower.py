@@ -4,8 +4,10 @@ Graph inputs, constants and node outputs become numbered buffers; each node beco
 its op's kernel lowering gives (``ge.compiler.kernels.LOWERINGS``) or, for an op without a
 kernel yet, one ``HostTask`` running its numpy reference on views of the device buffers.
 Graph outputs get their own buffers (a node writing exactly one graph output writes it in
-place; anything else is copied). Finally the memory plan gives every intermediate an offset in
-one arena, reusing space by liveness.
+place; anything else is copied). An op in ``VIEW_OPS`` whose input is an intermediate costs
+nothing: its output is a view of the input buffer (same bytes, its own shape), with no task.
+Finally the memory plan gives every intermediate an offset in one arena, reusing space by
+liveness (a view's reads keep its source live).
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ from ge.ops.layout import input_groups
 from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
 
-__all__ = ["LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
+__all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
+
+# ops whose output is their input's bytes in the same order under another shape
+VIEW_OPS = frozenset({"Reshape", "Squeeze", "Unsqueeze", "ExpandDims"})
 
 SubgraphRunner = Callable[[Graph, Sequence[np.ndarray], int], list[np.ndarray]]
 
@@ -187,6 +192,34 @@ def _copy_task(name: str, src: int, dst: int) -> HostTask:
     return HostTask(name, run, [src, dst])
 
 
+def _view_source(
+    node: Node, plan: Plan, port_buf: dict[tuple[int, int], int], exported: set[int]
+) -> int | None:
+    """The intermediate buffer whose bytes ``node``'s output can be, with no task: the input
+    of a ``VIEW_OPS`` node, unless it holds a graph output (those get buffers of their own)
+    or the bytes differ in type or size."""
+    if node._type not in VIEW_OPS or len(node._output_descs) != 1 or not node._in_edges:
+        return None
+    edge = node._in_edges[0]
+    if edge is None:
+        return None
+    src = port_buf[(id(edge[0]), edge[1])]
+    root = plan.views.get(src, src)
+    have = plan.buffers[root]
+    if have.kind is not BufferKind.INTERMEDIATE or root in exported or src in exported:
+        return None
+    want = spec_of(node._output_descs[0], BufferKind.INTERMEDIATE, 0)
+    if want.dtype != have.dtype or want.nbytes != have.nbytes:
+        return None
+    return root
+
+
+def _add_view(plan: Plan, node: Node, root: int) -> int:
+    view = plan.add_buffer(spec_of(node._output_descs[0], BufferKind.INTERMEDIATE, 0))
+    plan.views[view] = root
+    return view
+
+
 def _lower_node(
     node: Node,
     op: OpDef,
@@ -219,17 +252,27 @@ def _touched(task: KernelTask | HostTask) -> list[int]:
 
 
 def _plan_memory(plan: Plan) -> None:
+    """Offsets of the intermediates; a view takes its source's, and its uses count as the
+    source's (so the source stays live while the view is read)."""
+    views = plan.views
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for t, task in enumerate(plan.tasks):
-        for buf in _touched(task):
+        for used in _touched(task):
+            buf = views.get(used, used)
             first.setdefault(buf, t)
             last[buf] = t
-    inter = [b for b, s in enumerate(plan.buffers) if s.kind is BufferKind.INTERMEDIATE]
+    inter = [
+        b
+        for b, s in enumerate(plan.buffers)
+        if s.kind is BufferKind.INTERMEDIATE and b not in views
+    ]
     lifetimes = [(first.get(b, 0), last.get(b, 0), plan.buffers[b].nbytes) for b in inter]
     offsets, plan.arena_size = plan_offsets(lifetimes)
     for buf, offset in zip(inter, offsets, strict=True):
         plan.buffers[buf].index = offset
+    for view, root in views.items():
+        plan.buffers[view].index = plan.buffers[root].index
 
 
 def lower_graph(
@@ -247,6 +290,8 @@ def lower_graph(
     plan = Plan()
     port_buf: dict[tuple[int, int], int] = {}
     inputs: dict[int, int] = {}
+    results = {(id(n), p) for n, p in graph_outputs(graph)}
+    exported: set[int] = set()  # buffers holding graph outputs, so far
     for node in order:
         op = get_op(node.type)
         if op.io == "input":
@@ -259,8 +304,13 @@ def lower_graph(
             continue
         elif node.type == "Const":
             port_buf[(id(node), 0)] = _const_buffer(plan, node)
+        elif (id(node), 0) not in results and (
+            root := _view_source(node, plan, port_buf, exported)
+        ) is not None:
+            port_buf[(id(node), 0)] = _add_view(plan, node, root)
         else:
             _lower_node(node, op, plan, port_buf, run_subgraph, options)
+        exported.update(port_buf[key] for key in _ports(node) if key in results)
     if sorted(inputs) != list(range(len(inputs))):
         raise GraphError(
             f"graph '{graph.name}' input indexes {sorted(inputs)} must be 0..{len(inputs) - 1}"
@@ -271,12 +321,19 @@ def lower_graph(
     return plan
 
 
+def _ports(node: Node) -> list[tuple[int, int]]:
+    return [(id(node), port) for port in range(len(node._output_descs))]
+
+
 def _bind_outputs(graph: Graph, plan: Plan, port_buf: dict[tuple[int, int], int]) -> None:
     sources = [port_buf[(id(n), p)] for n, p in graph_outputs(graph)]
     uses = Counter(sources)
+    shared = set(plan.views) | set(plan.views.values())  # never made views of outputs
     for j, src in enumerate(sources):
         spec = plan.buffers[src]
-        written_in_place = spec.kind is BufferKind.INTERMEDIATE and uses[src] == 1
+        written_in_place = (
+            spec.kind is BufferKind.INTERMEDIATE and uses[src] == 1 and src not in shared
+        )
         if written_in_place:
             spec.kind, spec.index = BufferKind.OUTPUT, j
             plan.outputs.append(src)

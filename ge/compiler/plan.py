@@ -179,6 +179,10 @@ class Plan:
     inputs: list[int] = field(default_factory=list)  # buffer id of graph input i
     outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
+    # intermediate buffer -> the intermediate whose bytes it is under another shape (a
+    # Reshape's output, like a numpy view): no task writes it, and the memory plan keeps the
+    # source's bytes as long as the view is read
+    views: dict[int, int] = field(default_factory=dict)
     arena_size: int = 0
     owned: list[int] = field(default_factory=list)  # device memory freed with the plan
     _batch: _Batch | None = None  # the kernel tasks laid out for the launcher (first run)
@@ -220,9 +224,10 @@ class Plan:
         ]
         for b, spec in enumerate(self.buffers):
             where = f"@{spec.index}" if spec.kind is BufferKind.INTERMEDIATE else f"#{spec.index}"
+            view = f", a view of buf{self.views[b]}" if b in self.views else ""
             lines.append(
                 f"  buf{b}: {spec.kind.value}{where} {spec.dtype.name}"
-                f"{list(spec.shape)} ({spec.nbytes} bytes)"
+                f"{list(spec.shape)} ({spec.nbytes} bytes{view})"
             )
         for task in self.tasks:
             if isinstance(task, KernelTask):

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ge.compiler.executable import CompiledGraph
 from ge.compiler.memory_plan import ALIGN, plan_offsets
 from ge.compiler.plan import BufferKind, KernelTask, Plan
+import ge.es as ge_es
 from ge.es import GraphBuilder
 from ge.graph import Graph
 from ge.ops import eval_graph
@@ -125,14 +126,26 @@ def _touched(task: Any) -> list[int]:
 
 def check_compiled_plan(plan: Plan) -> None:
     """Independently of the planner: intermediates used by overlapping task ranges are
-    disjoint in the arena, and all fit in it."""
+    disjoint in the arena, and all fit in it. A view is its source's bytes: its uses count
+    as the source's, and it sits where the source does."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for t, task in enumerate(plan.tasks):
-        for buf in _touched(task):
+        for used in _touched(task):
+            buf = plan.views.get(used, used)
             first.setdefault(buf, t)
             last[buf] = t
-    inter = [b for b, s in enumerate(plan.buffers) if s.kind is BufferKind.INTERMEDIATE]
+    for view, source in plan.views.items():
+        assert plan.buffers[source].kind is BufferKind.INTERMEDIATE
+        assert source not in plan.views  # a view of a view names the first source
+        assert plan.buffers[view].index == plan.buffers[source].index
+        assert plan.buffers[view].nbytes == plan.buffers[source].nbytes
+        assert view not in plan.outputs and source not in plan.outputs
+    inter = [
+        b
+        for b, s in enumerate(plan.buffers)
+        if s.kind is BufferKind.INTERMEDIATE and b not in plan.views
+    ]
     for b in inter:
         spec = plan.buffers[b]
         assert spec.index % ALIGN == 0
@@ -230,3 +243,64 @@ def test_each_shape_plan_of_a_dynamic_graph_is_planned() -> None:
         check_compiled_plan(plan)
         rows = key[0][0]
         assert plan.arena_size <= 2 * aligned(rows * 64 * 4)
+
+
+# --- views: Reshape and friends share their input's bytes ---------------------------------------
+def _run_and_compare(graph: Graph, x: np.ndarray, *, fuse: bool = True) -> Plan:
+    compiled = CompiledGraph(graph, fuse=fuse)
+    (plan,) = compiled._plans.values()
+    assert plan is not None
+    check_compiled_plan(plan)
+    for got, want in zip(compiled.run_arrays([x]), eval_graph(graph, [x]), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    return plan
+
+
+def _task_names(plan: Plan) -> list[str]:
+    return [t.name for t in plan.tasks]
+
+
+def test_reshapes_between_kernels_are_views_with_no_task() -> None:
+    b = GraphBuilder("views")
+    x = b.create_input(0, shape=[8, 16])
+    h = x
+    for i in range(6):  # Reshape, Squeeze-like and ExpandDims steps between elementwise ops
+        h = (h * 1.5 + 0.25).reshape([128] if i % 2 == 0 else [8, 16])
+    h = ge_es.ExpandDims(h * 2.0, b.create_scalar_int64(0))
+    h = ge_es.Squeeze(h + 1.0, axis=[0])
+    graph = b.build_and_reset([h * 3.0])
+    plan = _run_and_compare(graph, np.linspace(-2, 2, 128, dtype=np.float32).reshape(8, 16))
+    assert len(plan.views) == 8
+    assert not [n for n in _task_names(plan) if n.startswith(("Reshape", "Expand", "Squeeze"))]
+
+
+def test_a_view_keeps_its_source_live_while_it_is_read() -> None:
+    """The source's own last use is early, the view's late: the chain between them must not
+    reuse the source's bytes."""
+    b = GraphBuilder("late_view")
+    x = b.create_input(0, shape=[512])
+    early = (ge_es.Abs(x) + 3.0).reshape([16, 32])
+    h = x
+    for i in range(10):
+        h = ge_es.Exp(h * 0.5) if i % 2 == 0 else ge_es.Log(h + 1.0)
+    graph = b.build_and_reset([h.reshape([16, 32]) + early])
+    plan = _run_and_compare(graph, np.linspace(-4, 4, 512, dtype=np.float32), fuse=False)
+    gaps = []
+    for view, source in plan.views.items():
+        reads = [t for t, task in enumerate(plan.tasks) if view in _touched(task)]
+        touches = [t for t, task in enumerate(plan.tasks) if source in _touched(task)]
+        gaps.append(min(reads) - max(touches))
+    assert max(gaps) > 10  # one view is read long after its source's own last use
+
+
+def test_graph_outputs_and_inputs_are_not_viewed() -> None:
+    """A view of an input, of an output, or one that is an output, gets its own buffer (an
+    input or output buffer can move between runs)."""
+    b = GraphBuilder("edges")
+    x = b.create_input(0, shape=[4, 8])
+    y = x * 2.0 + 1.0
+    from_input = x.reshape([32])
+    from_output = y.reshape([32])
+    graph = b.build_and_reset([y, from_output * 1.0 + from_input, (y * 3.0).reshape([32])])
+    plan = _run_and_compare(graph, np.arange(32, dtype=np.float32).reshape(4, 8))
+    assert not plan.views

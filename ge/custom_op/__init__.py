@@ -21,6 +21,9 @@ their addresses refreshed per run, and no Python runs per execution.
 
 Called on numpy arrays or ``ge.graph.Tensor``s outside any graph, a custom op's ``ge.es``
 function runs it at once through a cached one-node compiled graph (``eager_call``).
+``opcheck`` tests an op against its registration (``infer_meta`` against what it makes, its
+``execute`` and ``declare_launch_args`` against each other, ``mutates_args``), as
+``torch.library.opcheck`` does.
 
 Names load lazily on first use; an unknown one raises ``AttributeError`` "module
 'ge.custom_op' has no attribute '<name>'".
@@ -46,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from ge.ops.registry import registry as _ops_registry
 
 if TYPE_CHECKING:
+    from ge.custom_op._opcheck import OpCheckError, opcheck
     from ge.custom_op.annotated_args import (
         AnnotatedArgsContext,
         AnnotatedKernelArgs,
@@ -78,6 +82,7 @@ __all__ = [
     "CompilePlatformInfo",
     "EagerExecuteOp",
     "EagerOpExecutionContext",
+    "OpCheckError",
     "OpCompileContext",
     "OpImplDescriptor",
     "OpProtoDescriptor",
@@ -91,6 +96,7 @@ __all__ = [
     "get_registered_op_impl_by_descriptor_key",
     "get_registered_op_impl_dicts",
     "get_registered_op_impls",
+    "opcheck",
     "register_op",
     "register_op_impl",
 ]
@@ -105,6 +111,7 @@ _HOME = {
     "EagerExecuteOp": "base",
     "EagerOpExecutionContext": "execution_context",
     "RuntimeAttrs": "execution_context",
+    "OpCheckError": "_opcheck",
     "OpImplDescriptor": "registry",
     "OpProtoDescriptor": "proto",
     "clear_registered_op_impls": "registry",
@@ -115,6 +122,7 @@ _HOME = {
     "get_registered_op_impl_by_descriptor_key": "registry",
     "get_registered_op_impl_dicts": "registry",
     "get_registered_op_impls": "registry",
+    "opcheck": "_opcheck",
     "register_op": "proto",
     "register_op_impl": "registry",
 }

@@ -15,7 +15,9 @@ instance of the op's implementation class for the node and lowers the node to
   the callback runs here, once per plan, with an ``AnnotatedArgsContext``
   (``ge.custom_op.annotated_args``); each launch it declares becomes a kernel task like a
   built-in's, whose input/output/workspace slots the plan patches with its buffers' addresses
-  on every run. No Python runs per execution.
+  on every run. No Python runs per execution. An output that writes an input in place
+  (``mutates_args``) gets the input's bytes copied in after the launches, as
+  ``make_output_ref_input`` gives the execute path.
 
 The node records which in ``_custom_task_args_mode`` (``"annotated_args"`` or
 ``"eager_execute"``), as GE records the refresh mode at compile time.
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +72,7 @@ from ge.runtime.types import Tensor, TensorPlacement
 if TYPE_CHECKING:
     from ge.compiler.lower import LowerContext
 
-__all__ = ["TASK_ARGS_MODE", "EagerTask", "lower_custom_op"]
+__all__ = ["PATH", "TASK_ARGS_MODE", "WATCH", "EagerTask", "Watch", "lower_custom_op"]
 
 # the node attribute naming the path its task plan runs it by, as GE records it at compile
 # time: "annotated_args" (declared launches, addresses refreshed per run) or "eager_execute"
@@ -78,6 +81,24 @@ TASK_ARGS_MODE = "_custom_task_args_mode"
 VT = AttrValueType
 _ON_DEVICE = TensorPlacement.ON_DEVICE_HBM
 _KIND = {PortKind.REQUIRED: "required", PortKind.OPTIONAL: "optional", PortKind.DYNAMIC: "dynamic"}
+
+
+@dataclass
+class Watch:
+    """What ``ge.custom_op.opcheck`` observes of the custom-op nodes lowered and run while it
+    is set in ``WATCH`` (on this thread/context): how often ``compile`` and
+    ``declare_launch_args`` ran, and per ``execute`` run, each output it made as (origin
+    dims, storage dims, data type)."""
+
+    compiles: int = 0
+    declares: int = 0
+    executes: list[list[tuple[list[int], list[int], DataType]]] = field(default_factory=list)
+
+
+WATCH: ContextVar[Watch | None] = ContextVar("ge_custom_op_watch", default=None)
+# the path lowering must take, when set ("eager_execute" or "annotated_args"): opcheck runs a
+# class that has both through each; None: declare_launch_args when the class has it
+PATH: ContextVar[str | None] = ContextVar("ge_custom_op_path", default=None)
 
 
 class _InlineStream(Stream):
@@ -276,7 +297,9 @@ def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
     prepared = _prepare(ctx, impl, instance)
     if "compilable" in impl.interfaces:
         _compile(ctx, impl, instance, prepared)
-    if "annotated_args" in impl.interfaces:  # preferred over execute: no Python per run
+    path = PATH.get()
+    declare = "annotated_args" in impl.interfaces and path != "eager_execute"
+    if declare:  # preferred over execute: no Python per run
         tasks = _declare(ctx, impl, instance, prepared)
         ctx.node.set_attr(TASK_ARGS_MODE, "annotated_args")
         return tasks
@@ -314,6 +337,9 @@ def _compile(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepa
         raise GeError(
             f"node {ctx.node.name}: {where} must return None, got {type(result).__name__}"
         )
+    watch = WATCH.get()
+    if watch is not None:
+        watch.compiles += 1
 
 
 def _callback_args(
@@ -381,19 +407,55 @@ def _declare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepa
             f"node {node.name}: {where}: declare_launch_args must return None, got "
             f"{type(result).__name__}"
         )
+    watch = WATCH.get()
+    if watch is not None:
+        watch.declares += 1
     if not declare_ctx.launches:
         raise GeError(
             f"node {node.name}: {where} declared no launch: call "
             f"get_declare_launch_args_ctx().add_launch(AnnotatedKernelLaunchInfo(...), args)"
         )
-    tasks = []
+    tasks: list[Any] = []
     for launch in declare_ctx.launches:
         template = [value if kind == "scalar" else 0 for kind, value in launch.slots] or [0]
         patches = [(pos, buf) for pos, (kind, buf) in enumerate(launch.slots) if kind == "buffer"]
         task = kernel_task(node.name, launch.function, launch.block_dim, template, patches)
         task.explain = _no_explanation  # the op has no reference to explain a failure with
         tasks.append(task)
+    # an output that writes an input in place (mutates_args) holds the input's bytes once the
+    # launches ran, as make_output_ref_input gives the execute path: the ops after it read it
+    for src, dst in _ref_buffers(ctx, p):
+        if ctx.plan.buffers[src].nbytes != ctx.plan.buffers[dst].nbytes:
+            raise GeError(
+                f"node {node.name}: {where}: an output that writes an input in place "
+                f"(mutates_args) must have the input's byte size: "
+                f"{ctx.plan.buffers[dst].nbytes} vs {ctx.plan.buffers[src].nbytes}"
+            )
+        tasks.append(HostTask(f"{node.name}:ref", _copy_bytes, [src, dst]))
     return tasks
+
+
+def _ref_buffers(ctx: LowerContext, p: _Prepared) -> list[tuple[int, int]]:
+    """(input buffer, output buffer) of each output instance that writes an input in place."""
+    from ge.custom_op.proto import get_registered_op_proto  # noqa: PLC0415
+
+    proto = get_registered_op_proto(ctx.op.type)
+    if proto is None or not proto.mutates_args:
+        return []
+    names = [spec.name for spec in ctx.op.inputs]
+    pairs = []
+    for input_name, out_index in proto.mutates_args:
+        instances = p.ir_inputs[names.index(input_name)][1]
+        outs = p.ir_outputs[out_index]
+        pairs += [
+            (p.inputs[k].buffer, p.outputs[j].buffer)
+            for k, j in zip(instances, outs, strict=False)  # an absent input: no pair
+        ]
+    return pairs
+
+
+def _copy_bytes(views: list[np.ndarray]) -> None:
+    views[1].reshape(-1).view(np.uint8)[...] = views[0].reshape(-1).view(np.uint8)
 
 
 def _no_explanation(views: list[np.ndarray]) -> str | None:
@@ -514,6 +576,15 @@ def _finish(
             f"{p.where} returned without making output {', '.join(missing)}: call "
             f"get_execute_ctx().malloc_output_tensor(index, shape, format, dtype) or "
             f"make_output_ref_input(index, input_index) for every output"
+        )
+    watch = WATCH.get()
+    if watch is not None:
+        watch.executes.append(
+            [
+                (t.origin_shape.dims, t.storage_shape.dims, t.data_type)
+                for t in ctx._produced
+                if t is not None
+            ]
         )
     for out, k in ctx._refs.items():
         src = int(addrs[p.inputs[k].buffer])

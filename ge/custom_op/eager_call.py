@@ -89,7 +89,7 @@ class CacheInfo(NamedTuple):
     currsize: int
 
 
-# --- the inputs of one call -------------------------------------------------------------------
+# --- the inputs of one call -----------------------------------------------------------------------
 @dataclass
 class _Instance:
     """One present input instance: where it came from and what the run reads."""
@@ -207,7 +207,7 @@ def _frozen(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-# --- the cache --------------------------------------------------------------------------------
+# --- the cache ------------------------------------------------------------------------------------
 @dataclass
 class _Entry:
     """A compiled one-node graph and how to read its results."""
@@ -273,7 +273,7 @@ def _lookup(call: _Call) -> _Entry:
     return entry
 
 
-# --- compiling --------------------------------------------------------------------------------
+# --- compiling ------------------------------------------------------------------------------------
 def _ref_ports(call: _Call, op: OpDef, counts: list[int]) -> dict[int, int]:
     """Output port -> input instance for the outputs that write an input in place."""
     from ge.custom_op.proto import get_registered_op_proto  # noqa: PLC0415
@@ -387,54 +387,76 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-# --- running ----------------------------------------------------------------------------------
+# --- running --------------------------------------------------------------------------------------
 def run_entry(
-    entry: _Entry, call: _Call, observe: bool = False
+    entry: _Entry, call: _Call, observe: bool = False, fill: int | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
     """Run the compiled graph once on ``call``'s inputs. Returns the outputs (fresh arrays)
     and, when ``observe``, every input instance's bytes after the run (every input then goes
-    through device memory of its own, so writes to it are seen)."""
+    through device memory of its own, so writes to it are seen). ``fill``: every output is
+    written into fresh device memory whose bytes are all ``fill`` first (opcheck: an op that
+    reads an output before writing it, or leaves part of it unwritten, gives results that
+    depend on the fill)."""
     from ge.runtime import memory  # noqa: PLC0415
 
     mutated = set(entry.refs.values())
     blocks: list[Any] = []
-    sources: list[int | np.ndarray] = []
-    staged: list[tuple[int, Any] | None] = []
     try:
-        for k, inst in enumerate(call.instances):
-            if inst.device_addr is not None and not observe:
-                sources.append(inst.device_addr)
-                staged.append(None)
-            elif k in mutated or observe:
-                block = memory.malloc(max(inst.nbytes, 1))
+        sources, staged = _stage(call, mutated, observe, blocks)
+        targets: list[Any] = []
+        if fill is not None:
+            for nbytes in entry.runner.output_nbytes:
+                block = memory.malloc(max(nbytes, 1))
                 blocks.append(block)
-                data = inst.host if inst.host is not None else _device_bytes(inst)
-                if inst.nbytes:
-                    memory.memcpy_h2d(block.addr, np.ascontiguousarray(data))
-                sources.append(block.addr)
-                staged.append((block.addr, inst))
-            else:
-                assert inst.host is not None
-                sources.append(inst.host)
-                staged.append(None)
-        raw = entry.runner.run(sources)
+                view = memory.device_view(block.addr, nbytes)
+                view[...] = fill
+                targets.append((block.addr, view))
+        raw = entry.runner.run(sources, targets)
         outputs = [
-            r.view(dtype).reshape(shape)
+            r.copy().view(dtype).reshape(shape)
+            if fill is not None
+            else r.view(dtype).reshape(shape)
             for r, (dtype, shape) in zip(raw, entry.out_specs, strict=True)
-        ]
-        after: list[np.ndarray] | None = [] if observe else None
-        for k, (place, inst) in enumerate(zip(staged, call.instances, strict=True)):
-            if place is None:
-                continue
-            view = memory.device_view(place[0], inst.nbytes).view(inst.dtype).reshape(inst.shape)
-            if after is not None:
+        ]  # with fill, the results are views of blocks freed below
+        after: list[np.ndarray] = []
+        for k, addr in staged:
+            inst = call.instances[k]
+            view = memory.device_view(addr, inst.nbytes).view(inst.dtype).reshape(inst.shape)
+            if observe:
                 after.append(view.copy())
-            if k in mutated and not observe:
+            elif k in mutated:
                 _write_back(inst, view)
-        return outputs, after
+        return outputs, after if observe else None
     finally:
         for block in blocks:
             memory.free(block)
+
+
+def _stage(
+    call: _Call, mutated: set[int], observe: bool, blocks: list[Any]
+) -> tuple[list[int | np.ndarray], list[tuple[int, int]]]:
+    """The run's input sources: a device tensor's address (unless observed), host bytes to
+    stage, or (mutated or observed inputs) a fresh device block holding a copy, whose
+    (instance, address) is listed to read back after the run."""
+    from ge.runtime import memory  # noqa: PLC0415
+
+    sources: list[int | np.ndarray] = []
+    staged: list[tuple[int, int]] = []
+    for k, inst in enumerate(call.instances):
+        if inst.device_addr is not None and not observe:
+            sources.append(inst.device_addr)
+        elif k in mutated or observe:
+            block = memory.malloc(max(inst.nbytes, 1))
+            blocks.append(block)
+            data = inst.host if inst.host is not None else _device_bytes(inst)
+            if inst.nbytes:
+                memory.memcpy_h2d(block.addr, np.ascontiguousarray(data))
+            sources.append(block.addr)
+            staged.append((k, block.addr))
+        else:
+            assert inst.host is not None
+            sources.append(inst.host)
+    return sources, staged
 
 
 def _device_bytes(inst: _Instance) -> np.ndarray:
@@ -497,7 +519,7 @@ def _fill(template: Any, values: list[Any]) -> Any:
     return cls(*[_fill(getattr(template, f), values) for f in cls._fields])
 
 
-# --- the entry point --------------------------------------------------------------------------
+# --- the entry point ------------------------------------------------------------------------------
 # set by opcheck around its calls: a probe that compiles afresh and observes (see opcheck)
 PROBE: ContextVar[Any] = ContextVar("ge_custom_op_eager_probe", default=None)
 

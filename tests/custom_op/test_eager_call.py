@@ -103,7 +103,7 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
-# --- results -----------------------------------------------------------------------------------
+# --- results --------------------------------------------------------------------------------------
 def test_numpy_in_numpy_out_runs_execute_at_once(op_type: str) -> None:
     add = _register_add(op_type)
     a, c = _rand(2, 3), _rand(2, 3, seed=1)
@@ -246,7 +246,7 @@ def test_legacy_execute_ctx_form(op_type: str) -> None:
     np.testing.assert_array_equal(getattr(ge.es.custom, op_type)(a, a), a + a)
 
 
-# --- mutates_args --------------------------------------------------------------------------------
+# --- mutates_args ---------------------------------------------------------------------------------
 def _register_inc(op_type: str, *, declared: bool = False) -> Any:
     """x += 1 in place (mutates_args=("x",)); output1 = y * 2 alongside."""
 
@@ -335,7 +335,7 @@ def test_read_only_or_scalar_mutated_input_is_refused(op_type: str) -> None:
         inc(np.float32(1.0), np.float32(1.0))
 
 
-# --- re-registration ---------------------------------------------------------------------------
+# --- re-registration ------------------------------------------------------------------------------
 def test_reregistration_invalidates_the_cache(op_type: str) -> None:
     add = _register_add(op_type)
     a = _rand(3)
@@ -361,7 +361,7 @@ def test_reregistration_invalidates_the_cache(op_type: str) -> None:
     assert CALLS[-1] == ("declare", [3])
 
 
-# --- errors ------------------------------------------------------------------------------------
+# --- errors ---------------------------------------------------------------------------------------
 def test_bad_inputs_raise_errors_naming_the_argument(op_type: str) -> None:
     add = _register_add(op_type)
     mix = _register_mix(f"{op_type}Mix")
@@ -408,3 +408,16 @@ def test_failing_execute_names_the_node_and_method(op_type: str) -> None:
 
     with pytest.raises(GeError, match=rf"{op_type} \(.*Impl\.execute\) raised KeyError: 'boom'"):
         getattr(ge.es.custom, op_type)(np.ones(2, np.float32))
+
+
+def test_declared_ref_output_holds_the_mutated_input_in_a_graph(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
+    """declare_launch_args writes x in place; the ops after read the ref output: x's bytes."""
+    inc = _register_inc(op_type, declared=True)
+    b = GraphBuilder("g")
+    x, y = b.create_input(0, shape=[4]), b.create_input(1, shape=[4])
+    out = inc(x * 1.0, y)
+    session.add_graph(0, b.build_and_reset([out.ref_x + 0.5, out.output1]))
+    a = np.arange(4, dtype=np.float32)
+    first, second = session.run_graph(0, [GraphTensor.from_numpy(a), GraphTensor.from_numpy(a)])
+    np.testing.assert_array_equal(first.numpy(), a + 1.5)
+    np.testing.assert_array_equal(second.numpy(), a * 2)

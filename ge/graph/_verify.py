@@ -231,8 +231,10 @@ def _problems(graph: Graph) -> Iterator[str]:
     for node in graph._nodes.values():
         yield from _ports(node)
         yield from _data_links(graph, node, sets)
-        yield from _control_links(graph, node)
-        yield from _subgraph_refs(graph, node)
+        if node._in_ctrl or node._out_ctrl:  # most nodes have neither: skip the generators
+            yield from _control_links(graph, node)
+        if node._subgraph_names:
+            yield from _subgraph_refs(graph, node)
     yield from _outputs(graph)
     if graph._parent_graph is None:
         yield from _subgraph_parents(graph)

@@ -52,6 +52,8 @@ def check_node(node: Node) -> Iterator[str]:
 
 def _subgraph_slots(node: Node, op: OpDef) -> Iterator[str]:
     names = node._subgraph_names
+    if not names and not op.subgraphs:
+        return
     fixed = sum(1 for s in op.subgraphs if not s.dynamic)
     dynamic = any(s.dynamic for s in op.subgraphs)
     if len(names) < fixed or (not dynamic and len(names) != fixed):

@@ -118,11 +118,17 @@ def _groups(
 
 def input_groups(op: OpDef, node: Node) -> list[list[int]]:
     """Port indexes of each IR input of ``op`` on ``node``."""
+    layout = fixed_layout(op)
+    if layout is not None and len(node._input_names) == len(layout.input_names):
+        return [[port] for port in range(len(layout.input_names))]  # what _groups finds
     return _groups(op, node, op.inputs, node._input_names, "input")
 
 
 def output_groups(op: OpDef, node: Node) -> list[list[int]]:
     """Port indexes of each IR output of ``op`` on ``node``."""
+    layout = fixed_layout(op)
+    if layout is not None and len(node._output_names) == len(layout.output_names):
+        return [[port] for port in range(len(layout.output_names))]
     return _groups(op, node, op.outputs, node._output_names, "output")
 
 

@@ -122,12 +122,31 @@ def _outputs(graph: Graph) -> Iterator[str]:
             yield f"graph output {node._name}:{port} is past the node's outputs"
 
 
+def _in_creation_order(nodes: list[Node]) -> bool:
+    """Whether every node of ``nodes`` comes after all its producers (data and control, links
+    outside the list ignored): true of every graph a builder made, whose nodes are created
+    from their inputs. One dict and one compare per edge, far cheaper than the sort."""
+    position = {node: i for i, node in enumerate(nodes)}
+    get = position.get
+    for i, node in enumerate(nodes):
+        for edge in node._in_edges:
+            if edge is not None and get(edge[0], -1) >= i:
+                return False
+        for src in node._in_ctrl:
+            if get(src, -1) >= i:
+                return False
+    return True
+
+
 def topological_order(graph: Graph) -> tuple[list[Node], list[Node]]:
-    """Nodes in an order where producers come first (creation order breaks ties), and the nodes
-    that could not be placed because they are on or behind a cycle (empty for a valid graph).
+    """Nodes in an order where producers come first (creation order breaks ties: a graph whose
+    creation order already puts producers first is returned in it), and the nodes that could
+    not be placed because they are on or behind a cycle (empty for a valid graph).
     Data and control edges both count, as recorded at the consumer; links to nodes outside the
     graph are ignored (``verify`` reports them)."""
     nodes = list(graph._nodes.values())
+    if _in_creation_order(nodes):
+        return nodes, []
     # Keyed by the nodes themselves (identity hashing, no id() calls); successors doubles as
     # the membership test.
     successors: dict[Node, list[Node]] = {n: [] for n in nodes}

@@ -169,18 +169,24 @@ class _Fusion:
         A backward search from the outside producers, through data and control inputs. A path
         from a member to a producer only runs through nodes placed after the first member, so
         the search stops at earlier ones (for a chain, at once)."""
-        inside = a.ids | b.ids
+        a_ids, b_ids, index = a.ids, b.ids, self.index  # no union sets: this runs per merge
         first = min(a.first, b.first)
         # the outside producers (scalar Consts, left out of ``reads``, have no inputs)
-        stack = [e[0] for k, e in (a.reads | b.reads).items() if k[0] not in inside]
+        stack = [
+            e[0]
+            for reads in (a.reads, b.reads)
+            for k, e in reads.items()
+            if k[0] not in a_ids and k[0] not in b_ids
+        ]
         seen: set[int] = set()
         while stack:
             node = stack.pop()
-            if id(node) in inside:
+            key = id(node)
+            if key in a_ids or key in b_ids:
                 return True
-            if id(node) in seen or self.index[id(node)] < first:
+            if key in seen or index[key] < first:
                 continue
-            seen.add(id(node))
+            seen.add(key)
             if len(seen) > _CYCLE_SEARCH_LIMIT:
                 return True  # undecided within the limit: do not merge
             stack += [e[0] for e in node._in_edges if e is not None]

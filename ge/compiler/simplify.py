@@ -92,6 +92,18 @@ RULES: tuple[tuple[frozenset[str], Rule], ...] = (
 )
 
 
+def _rules_by_type() -> dict[str, list[Rule]]:
+    """``RULES`` by op type, in their order (a pass visits every node: most have none)."""
+    table: dict[str, list[Rule]] = {}
+    for types, rule in RULES:
+        for op_type in sorted(types):
+            table.setdefault(op_type, []).append(rule)
+    return table
+
+
+_RULES_BY_TYPE = _rules_by_type()
+
+
 def _fits(node: Node, port: Port) -> bool:
     """The replacement must look exactly like what it replaces."""
     have, want = port[0]._output_descs[port[1]], node._output_descs[0]
@@ -111,11 +123,12 @@ def simplify(graph: Graph) -> bool:
     while progress:
         progress = False
         for node in graph.get_direct_nodes():
-            if node.graph is None or not is_removable(node) or node.get_outputs_size() != 1:
+            rules = _RULES_BY_TYPE.get(node._type)
+            if rules is None or node._graph is None or len(node._output_descs) != 1:
                 continue
-            for types, rule in RULES:
-                if node.type not in types:
-                    continue
+            if not is_removable(node):
+                continue
+            for rule in rules:
                 replacement = rule(node, consts)
                 if replacement is not None and _fits(node, replacement):
                     graph.replace_all_uses(node, 0, *replacement)

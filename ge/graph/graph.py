@@ -165,9 +165,7 @@ class Graph:
             raise GraphError(
                 f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
             )
-        node = Node._create(
-            self, name, op_type, len(input_names), len(output_names), input_descs
-        )
+        node = Node._create(self, name, op_type, len(input_names), len(output_names), input_descs)
         node._input_names = input_names
         node._output_names = output_names
         self._nodes[name] = node

@@ -27,6 +27,5 @@ def eliminate_dead_nodes(graph: Graph) -> bool:
         stack += [e[0] for e in node._in_edges if e is not None]
         stack += node._in_ctrl
     dead = [n for n in graph.get_direct_nodes() if id(n) not in live]
-    for node in reversed(dead):
-        graph.remove_node(node)
+    graph.remove_nodes(reversed(dead))
     return bool(dead)

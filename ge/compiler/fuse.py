@@ -316,8 +316,6 @@ def _replace(
     fused.set_attr("_fused_ops", ",".join(m.type for m in group.members))
     for j, m in enumerate(exported):
         graph.replace_all_uses(m, 0, fused, j)
-    for m in reversed(group.members):
-        graph.remove_node(m)
 
 
 def fuse_elementwise(graph: Graph, *, min_ops: int = 2) -> bool:
@@ -331,5 +329,7 @@ def fuse_elementwise(graph: Graph, *, min_ops: int = 2) -> bool:
     outputs = {(id(n), p) for n, p in graph_outputs(graph)}
     for group in groups:
         _replace(graph, group, outputs, consts)
+    # all at once: removing them group by group rescans a shared producer's consumer list
+    graph.remove_nodes(m for group in groups for m in group.members)
     eliminate_dead_nodes(graph)
     return True

@@ -517,6 +517,49 @@ def test_remove_node_cleans_every_link() -> None:
     g.verify(ops=False)
 
 
+def test_remove_nodes_filters_a_shared_producer_once() -> None:
+    g = Graph("g")
+    x = g.add_node("Data", "x", num_outputs=1)
+    readers = [g.add_node("Relu", f"r{i}", num_inputs=1, num_outputs=1) for i in range(10)]
+    for r in readers:
+        g.add_data_edge(x, 0, r, 0)
+    tail = g.add_node("Relu", "tail", num_inputs=1, num_outputs=1)
+    g.add_data_edge(readers[3], 0, tail, 0)
+    g.set_outputs([(readers[3], 0), (readers[4], 0)])
+
+    g.remove_nodes(r for i, r in enumerate(readers) if i % 2 == 1)  # a generator is fine
+
+    kept = [readers[i] for i in range(0, 10, 2)]
+    assert [n for n, _ in x.get_out_data_nodes_and_port_indexes(0)] == kept  # order kept
+    assert [n.name for n in g.get_direct_nodes()] == ["x", *(r.name for r in kept), "tail"]
+    with pytest.raises(RuntimeError):
+        tail.get_in_data_nodes_and_port_indexes(0)  # its producer r3 is gone
+    assert g.get_outputs() == [(readers[4], 0)]
+    assert all(readers[i].graph is None for i in range(1, 10, 2))
+    g.verify(ops=False)
+
+
+def test_remove_nodes_of_a_connected_group_and_control_edges() -> None:
+    g, a, b, c = chain()
+    x = g.add_node("NoOp", "x")
+    g.add_control_edge(b, x)
+    g.add_control_edge(x, c)
+    g.remove_nodes([c, b, c])  # duplicates and any order
+    assert [n.name for n in g.get_direct_nodes()] == ["a", "x"]
+    assert a.get_out_data_nodes_and_port_indexes(0) == []
+    assert x.get_in_control_nodes() == [] and x.get_out_control_nodes() == []
+    g.verify(ops=False)
+
+
+def test_remove_nodes_checks_all_before_removing_any() -> None:
+    g, _, b, c = chain()
+    other, _, foreign, _ = chain()
+    before = snapshot(g)
+    with pytest.raises(RuntimeError, match="Failed to remove Node"):
+        g.remove_nodes([b, foreign, c])
+    assert snapshot(g) == before
+
+
 def test_removed_name_can_be_reused() -> None:
     g, _, b, _ = chain()
     g.remove_node(b)

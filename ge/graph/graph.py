@@ -242,18 +242,7 @@ class Graph:
         gone = set(doomed)
         producers: dict[tuple[int, int], list[Port]] = {}  # consumer lists to filter
         for node in doomed:
-            for port, edge in enumerate(node._in_edges):
-                if edge is not None:
-                    producers.setdefault((id(edge[0]), edge[1]), edge[0]._out_edges[edge[1]])
-                    node._in_edges[port] = None
-            for consumers in node._out_edges:
-                for dst, dst_port in consumers:
-                    dst._in_edges[dst_port] = None
-                consumers.clear()
-            for src in list(node._in_ctrl):
-                self._unlink_control(src, node)
-            for dst in list(node._out_ctrl):
-                self._unlink_control(node, dst)
+            self._cut_links(node, producers)
         for consumers in producers.values():
             consumers[:] = [e for e in consumers if e[0] not in gone]
         if any(n in gone for n, _ in self._outputs):
@@ -265,6 +254,22 @@ class Graph:
                     sub._parent_node = None  # stays registered, now unattached
             del self._nodes[node._name]
             node._graph = None
+
+    def _cut_links(self, node: Node, producers: dict[tuple[int, int], list[Port]]) -> None:
+        """Unlink ``node``'s inputs (noting the producers' consumer lists in ``producers``,
+        for the caller to filter), its consumers and its control edges."""
+        for port, edge in enumerate(node._in_edges):
+            if edge is not None:
+                producers.setdefault((id(edge[0]), edge[1]), edge[0]._out_edges[edge[1]])
+                node._in_edges[port] = None
+        for consumers in node._out_edges:
+            for dst, dst_port in consumers:
+                dst._in_edges[dst_port] = None
+            consumers.clear()
+        for src in list(node._in_ctrl):
+            self._unlink_control(src, node)
+        for dst in list(node._out_ctrl):
+            self._unlink_control(node, dst)
 
     # --- edges -----------------------------------------------------------------------------------
     def add_data_edge(

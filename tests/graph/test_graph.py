@@ -553,7 +553,7 @@ def test_remove_nodes_of_a_connected_group_and_control_edges() -> None:
 
 def test_remove_nodes_checks_all_before_removing_any() -> None:
     g, _, b, c = chain()
-    other, _, foreign, _ = chain()
+    _, _, foreign, _ = chain()
     before = snapshot(g)
     with pytest.raises(RuntimeError, match="Failed to remove Node"):
         g.remove_nodes([b, foreign, c])

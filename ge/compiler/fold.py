@@ -4,7 +4,8 @@ The values come from the op's numpy reference (the same oracle ``eval_graph`` us
 cannot change results. Decisions: nodes with subgraphs are not folded; results larger than
 ``MAX_FOLD_ELEMENTS`` stay computed at run time (folding them would bloat the graph and the
 AIR file); a reference that fails leaves the node alone (the error then shows at run time,
-where it belongs).
+where it belongs); an op that is not ``foldable`` (Python custom ops: their reference runs
+their callbacks, which may launch kernels, be costly or have side effects) is never folded.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def _const_inputs(node: Node) -> list[np.ndarray] | None:
 
 def _evaluate(node: Node) -> list[np.ndarray] | None:
     op = op_of(node)
-    if op is None or op.reference is None or node._subgraph_names or not is_removable(node):
+    if op is None or op.reference is None or not op.foldable or node._subgraph_names:
+        return None
+    if not is_removable(node):
         return None
     if _const_inputs(node) is None or node.type == "Const":
         return None

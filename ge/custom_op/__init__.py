@@ -20,7 +20,10 @@ when the plan is built (``AnnotatedArgsContext``, ``AnnotatedKernelArgs``,
 their addresses refreshed per run, and no Python runs per execution.
 
 Called on numpy arrays or ``ge.graph.Tensor``s outside any graph, a custom op's ``ge.es``
-function runs it at once through a cached one-node compiled graph (``eager_call``).
+function runs it at once through a cached one-node compiled graph (``eager_call``); the
+reference interpreter (``ge.ops.eval_graph``) runs a custom-op node the same way, through the
+``OpDef.reference`` the registration gives it (``_reference``), and constant folding never
+runs one (``OpDef.foldable`` is false).
 ``opcheck`` tests an op against its registration (``infer_meta`` against what it makes, its
 ``execute`` and ``declare_launch_args`` against each other, ``mutates_args``), as
 ``torch.library.opcheck`` does.

@@ -1,25 +1,21 @@
-"""Where a Python custom op runs, and the error for where it cannot run (yet).
+"""Where a Python custom op runs, and the error for an op that cannot run.
 
 A custom op runs inside compiled task plans (``Session.run_graph``,
 ``run_graph_with_stream_async``, ``@ge.jit``): its ``OpDef.lowering`` is ``lower`` (the work is
-in ``ge.custom_op._eager``). Everywhere else ge would run the op's numpy *reference* instead:
-the reference interpreter (``eval_graph``, graphs whose shapes depend on input values),
-constant folding, and plans of an implementation that has neither ``execute`` nor
-``declare_launch_args``. There the reference raises ``CustomOpNotImplementedError`` (a
-``GeError`` and a ``NotImplementedError``) naming the op, the implementation class and what is
-missing, or says that no implementation is registered at all. Constant folding treats the error
-as "cannot fold" and leaves the node alone (so ``execute`` never runs at compile time).
+in ``ge.custom_op._eager``). Everywhere ge runs an op's numpy *reference* instead (the
+reference interpreter ``eval_graph``, values that decide shapes at run time) its reference runs
+the same implementation through a one-node compiled graph (``ge.custom_op._reference``).
+Constant folding never runs it (the ``OpDef`` is not ``foldable``). A prototype without an
+implementation raises ``missing_execution``'s error wherever it would run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ge.error import GeError
-from ge.ops.schema import ExecContext
 
-__all__ = ["CustomOpNotImplementedError", "lower", "missing_execution", "not_implemented_reference"]
+__all__ = ["CustomOpNotImplementedError", "lower", "missing_execution"]
 
 
 class CustomOpNotImplementedError(GeError, NotImplementedError):
@@ -47,24 +43,7 @@ def missing_execution(op_type: str) -> GeError:
             f"declare_launch_args"
         )
     source = f"'{op_type}' ({impl.module_name}.{impl.class_name}, interfaces {impl.interfaces})"
-    if "eager_execute" in impl.interfaces or "annotated_args" in impl.interfaces:
-        return CustomOpNotImplementedError(
-            f"Python custom op {source} runs only inside compiled task plans "
-            f"(Session.run_graph, run_graph_with_stream_async, ge.jit); not implemented yet: "
-            f"running it on the reference interpreter (eval_graph, constant folding, graphs "
-            f"whose shapes depend on input values)"
-        )
     return CustomOpNotImplementedError(
         f"Python custom op {source} cannot run: its implementation has neither execute nor "
         f"declare_launch_args"
     )
-
-
-def not_implemented_reference(op_type: str) -> Callable[[ExecContext], Any]:
-    """The ``OpDef.reference`` of a Python custom op: raises ``missing_execution``."""
-
-    def reference(ctx: ExecContext) -> Any:
-        raise missing_execution(op_type)
-
-    reference.__qualname__ = f"custom_op_reference[{op_type}]"
-    return reference

@@ -75,7 +75,7 @@ from ge.graph.tensor import Tensor
 from ge.graph.types import DataType
 from ge.ops.schema import OpDef
 
-__all__ = ["CACHE_SIZE", "CacheInfo", "cache_clear", "cache_info", "call"]
+__all__ = ["CACHE_SIZE", "CacheInfo", "cache_clear", "cache_info", "call", "lookup", "prepare"]
 
 CACHE_SIZE = 64  # compiled one-node graphs kept (each holds a plan and its workspaces)
 
@@ -119,6 +119,7 @@ class _Call:
     structure: list[Any]  # per IR input: None (absent), -1 (one instance) or a count
     tensors_out: bool
     key: tuple[Any, ...] = ()
+    builder_param: str | None = None  # the parameter of ``fn`` that takes the graph builder
 
 
 def _describe(value: Any) -> str:
@@ -221,6 +222,7 @@ class _Entry:
     refs: dict[int, int]  # output port -> the input instance it writes in place
     output_descs: list[Any] = field(default_factory=list)  # the node's inferred descs
     keep: Any = None  # what the key's ("id", ...) stand-ins point to
+    node_name: str = ""  # the op's node in the one-node graph (errors name it)
 
 
 _LOCK = threading.Lock()
@@ -251,7 +253,9 @@ def _current(op_type: str) -> tuple[OpDef, Any]:
     return ops.get(op_type), get_registered_op_impl_for_type(op_type)
 
 
-def _lookup(call: _Call) -> _Entry:
+def lookup(call: _Call) -> _Entry:
+    """The cached compiled graph of ``call`` (compiled on a miss, or when the op's prototype
+    or implementation was registered again since)."""
     op, impl = _current(call.op.type)
     with _LOCK:
         entry = _CACHE.get(call.key)
@@ -333,6 +337,8 @@ def build_graph(call: _Call) -> tuple[Any, Any, list[Any]]:
         for k, inst in enumerate(call.instances)
     ]
     values = dict(call.values)
+    if call.builder_param is not None:  # an op with no or only optional inputs
+        values[call.builder_param] = b
     it = iter(holders)
     for name, shape in zip(call.input_names, call.structure, strict=True):
         if shape == -1:
@@ -356,7 +362,7 @@ def _flat_holders(result: Any) -> list[Any]:
 
 
 def compile_call(call: _Call, op: OpDef, impl: Any) -> _Entry:
-    """Compile ``call``'s one-node graph (not cached: ``_lookup`` caches)."""
+    """Compile ``call``'s one-node graph (not cached: ``lookup`` caches)."""
     from ge.compiler.executable import CompiledGraph  # noqa: PLC0415
     from ge.custom_op._execution import missing_execution  # noqa: PLC0415
 
@@ -373,7 +379,8 @@ def compile_call(call: _Call, op: OpDef, impl: Any) -> _Entry:
     ]
     refs = _ref_ports(call, op, _output_counts(op, template))
     keep = [v for v in call.values.values() if not _hashable(v)]
-    return _Entry(op, impl, compiled, runner, out_specs, template, refs, descs, keep)
+    node = next((n.name for n in graph.get_all_nodes() if n.type == op.type), "")
+    return _Entry(op, impl, compiled, runner, out_specs, template, refs, descs, keep, node)
 
 
 _compile = compile_call
@@ -549,7 +556,7 @@ def call(
     probe = PROBE.get()
     if probe is not None:
         return probe.run(prepared)
-    entry = _lookup(prepared)
+    entry = lookup(prepared)
     _check_writable(prepared, entry.refs)
     outputs, _ = run_entry(entry, prepared)
     return _results(entry, prepared, outputs)

@@ -37,7 +37,9 @@ Decisions where GE-PY's texts are silent (ours):
 * Outputs are ``ge.graph.TensorDesc``s in ``FORMAT_ND`` with ``infer_meta``'s storage shape as
   the shape (and its origin shape as the origin shape when the two differ) and its data type.
 * An op with ``mutates_args`` is impure (never folded, merged or dropped); one without is pure,
-  as ``torch.library`` assumes of custom ops.
+  as ``torch.library`` assumes of custom ops (merged by CSE, dropped when unused), but never
+  constant-folded (``foldable=False``): its reference runs its own callbacks
+  (``ge.custom_op._reference``), which belong in the plan, not in the compiler.
 """
 
 from __future__ import annotations
@@ -428,8 +430,9 @@ _OPS: dict[str, OpDef] = {}  # op type -> the OpDef registered in ge.ops for it
 
 def op_def_of(desc: OpProtoDescriptor) -> OpDef:
     """The ``ge.ops`` definition of a prototype: the same kind of object as a built-in's."""
-    from ge.custom_op._execution import lower, not_implemented_reference  # noqa: PLC0415
+    from ge.custom_op._execution import lower  # noqa: PLC0415
     from ge.custom_op._infer_meta import make_infer  # noqa: PLC0415
+    from ge.custom_op._reference import make_reference  # noqa: PLC0415
 
     return OpDef(
         desc.op_type,
@@ -437,10 +440,11 @@ def op_def_of(desc: OpProtoDescriptor) -> OpDef:
         outputs=tuple(TensorSpec(o.name, o.kind) for o in desc.outputs),
         attrs=tuple(AttrSpec(a.name, a.value_type, a.default) for a in desc.attrs),
         infer=make_infer(desc),
-        reference=not_implemented_reference(desc.op_type),
+        reference=make_reference(desc.op_type),
         lowering=lower,
         group="custom",
         pure=not desc.mutates_args,
+        foldable=False,
         doc=inspect.getdoc(desc.infer_meta) or f"Python custom op {desc.op_type}.",
         source=f"ge.custom_op:{desc.descriptor_key}",
     )

@@ -2,7 +2,9 @@
 against.
 
 It walks the graph in topological order with an environment of numpy arrays, calling each op's
-numpy ``reference``; control-flow ops run their subgraphs through the same walk. It is short on
+numpy ``reference``; control-flow ops run their subgraphs through the same walk. (A Python
+custom op's reference runs its own implementation: ``ge.custom_op`` gives its ``OpDef`` one, so
+this module needs no knowledge of custom ops.) It is short on
 purpose and makes no attempt to be fast.
 
     >>> import numpy as np
@@ -126,6 +128,7 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
     outputs = list(node._output_descs)
     if not op.subgraphs and _decided_at_run_time(node, op):
         outputs = infer_on_values(node, op, inputs)
+    out_groups = output_groups(op, node)
     ctx = ExecContext(
         op,
         inputs,
@@ -133,6 +136,8 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
         outputs=outputs,
         subgraphs=_subgraphs_of(node),
         run_subgraph=_run_subgraph,
+        output_counts=[len(g) for g in out_groups],
+        node=node._name,
     )
     try:
         results = op.reference(ctx)
@@ -154,7 +159,7 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
             f"node {node._name} ({op.type}): its reference failed: {type(e).__name__}: {e}"
         ) from e
     port = 0
-    for spec, result, group in zip(op.outputs, results, output_groups(op, node), strict=True):
+    for spec, result, group in zip(op.outputs, results, out_groups, strict=True):
         items: list[Any] = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
         if len(items) != len(group):
             raise GeError(

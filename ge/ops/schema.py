@@ -170,7 +170,9 @@ class InferContext:
 class ExecContext:
     """What a ``reference`` implementation sees: numpy inputs per IR input (``None`` / list as
     for infer), attributes with defaults, the inferred output descs, and for control-flow ops
-    the subgraphs and a way to run them."""
+    the subgraphs and a way to run them. ``output_counts`` (instances per IR output; empty when
+    the caller does not say) and ``node`` (the node's name, for messages) are given by
+    ``eval_graph``."""
 
     op: OpDef
     inputs: list[Any]
@@ -178,6 +180,8 @@ class ExecContext:
     outputs: list[Any] = field(default_factory=list)
     subgraphs: list[Graph] = field(default_factory=list)
     run_subgraph: Callable[[Graph, Sequence[np.ndarray], int], list[np.ndarray]] | None = None
+    output_counts: list[int] = field(default_factory=list)
+    node: str = ""
 
     def input(self, name: str) -> Any:
         return self.inputs[self.op.input_index(name)]
@@ -216,6 +220,9 @@ class OpDef:
     # runs). Ops registered at run time (Python custom ops) carry theirs here; built-ins
     # without one use ``ge.compiler.kernels.LOWERINGS``.
     lowering: Callable[[Any], Any] | None = None
+    # Whether constant folding may run ``reference`` at compile time on Const inputs (False:
+    # Python custom ops, whose callbacks may launch kernels, be costly or have side effects)
+    foldable: bool = True
 
     def input_index(self, name: str) -> int:
         for i, spec in enumerate(self.inputs):

@@ -1,13 +1,13 @@
-"""Running a graph that holds a Python custom op where it cannot run: a clear
-``NotImplementedError``-kind error naming the op and the missing path, never a crash; infer_meta
-still runs again with the real shapes of ``-1`` dims first. (What runs is in test_execute.py.)"""
+"""Running a graph that holds a Python custom op whose implementation cannot run it: a clear
+``GeError`` naming the node and what is missing, never a crash, in ``run_graph`` and in the
+reference interpreter alike; infer_meta still runs again with the real shapes of ``-1`` dims
+first. (What runs is in test_execute.py and test_reference.py.)"""
 
 import numpy as np
 import pytest
 
 import ge.es.custom
 from ge.custom_op import register_op, register_op_impl
-from ge.custom_op._execution import CustomOpNotImplementedError
 from ge.error import GeError
 from ge.es import GraphBuilder
 from ge.graph import DataType, Format
@@ -71,11 +71,12 @@ def test_no_implementation_says_how_to_register_one(session, op_type: str) -> No
 
 def test_the_reference_interpreter_raises_the_same(op_type: str) -> None:
     _execute_impl(op_type)
-    graph = _graph(op_type, [3])
-    with pytest.raises(CustomOpNotImplementedError) as info:
-        eval_graph(graph, [np.ones(3, np.float32)])
-    assert isinstance(info.value, NotImplementedError) and isinstance(info.value, GeError)
-    assert "not implemented yet: running it on the reference interpreter" in str(info.value)
+    graph = _graph(op_type, [-1])
+    SHAPES.clear()
+    with pytest.raises(GeError, match=r"returned without making output 0 \('output0'\)") as info:
+        eval_graph(graph, [np.ones(3, np.float32)])  # the reference runs the same execute
+    assert f"node {op_type}_" in str(info.value)
+    assert [3] in SHAPES
 
 
 def test_constant_inputs_are_not_folded_through_a_custom_op(session, op_type: str) -> None:  # type: ignore[no-untyped-def]

@@ -268,6 +268,29 @@ def test_an_op_whose_only_input_is_absent(session: Any, op_type: str) -> None:
     _agree(session, graph, [xv], [np.arange(4, dtype=np.float32), xv + 1])
 
 
+def test_a_shape_computed_by_a_custom_op(session: Any, op_type: str) -> None:
+    """Reshape's target shape comes from a custom op: run_graph learns it by evaluating the
+    op's reference on the real input (eval_tensors), then runs the op again in the plan."""
+
+    @register_op(op_type=op_type)
+    def infer(x: TensorDesc) -> TensorDesc:
+        return TensorDesc([2], DataType.DT_INT32)
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, x: Tensor) -> None:
+            ctx = get_execute_ctx()
+            shape, fmt = StorageShape([2], [2]), StorageFormat()
+            out = ctx.malloc_output_tensor(0, shape, fmt, DataType.DT_INT32)
+            runtime.memcpy_h2d(out.addr, np.array([1, x.shape_size], np.int32))
+
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[-1, 3])
+    graph = b.build_and_reset([ge.es.Reshape(x, getattr(ge.es.custom, op_type)(x))])
+    a = _rand(4, 3)
+    _agree(session, graph, [a], [a.reshape(1, 12)])
+
+
 # --- errors -------------------------------------------------------------------------------------
 def test_an_execute_that_raises_is_a_ge_error_naming_the_node(op_type: str) -> None:
     @register_op(op_type=op_type)

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 from ge.compiler._graphs import ConstValues, fresh_name, op_of
 from ge.compiler.dce import eliminate_dead_nodes
-from ge.compiler.kernels.elementwise import FUSIBLE_OPS, MAX_RANK, supports_dtype
-from ge.compiler.kernels.rows import REDUCTIONS
+from ge.compiler.kernels import kernels_of
+from ge.compiler.kernels.elementwise import MAX_RANK, supports_dtype
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
@@ -60,8 +60,10 @@ def _shape(node: Node) -> tuple[int, ...]:
 
 
 def _fusible(node: Node) -> bool:
-    """An elementwise op with one output of a supported type and a known rank."""
-    if node.type not in FUSIBLE_OPS or node._in_ctrl or node._out_ctrl or node._subgraph_names:
+    """An elementwise op with a scalar body (``OpDef.fusible``: built in or registered at run
+    time), one output of a supported type and a known rank."""
+    op = node._op or op_of(node)
+    if op is None or not op.fusible or node._in_ctrl or node._out_ctrl or node._subgraph_names:
         return False
     if len(node._output_descs) != 1 or any(e is None for e in node._in_edges):
         return False
@@ -132,7 +134,8 @@ class _Group:
 def _epilogue_head(node: Node, consumer: Node) -> bool:
     """A trailing-axes reduction feeding only ``consumer``, with the consumer's shape: it can
     head a group whose elementwise ops become its epilogue."""
-    if node.type not in REDUCTIONS or node._in_ctrl or node._out_ctrl:
+    op = node._op or op_of(node)
+    if op is None or kernels_of(op).row_reduction is None or node._in_ctrl or node._out_ctrl:
         return False
     if len(node._out_edges[0]) != 1 or node._out_edges[0][0][0] is not consumer:
         return False

@@ -1,7 +1,8 @@
 """Lowering: an optimized graph with known shapes becomes a ``Plan`` of tasks.
 
 Graph inputs, constants and node outputs become numbered buffers; each node becomes the tasks
-its op's kernel lowering gives (``ge.compiler.kernels.LOWERINGS``) or, for an op without a
+its op's kernel record gives (``ge.compiler.kernels.kernels_of``: the op's own lowering, its
+registered kernel, or the elementwise kernel of its scalar body) or, for an op without a
 kernel yet, one ``HostTask`` running its numpy reference on views of the device buffers.
 Graph outputs get their own buffers (a node writing exactly one graph output writes it in
 place; anything else is copied). An op in ``VIEW_OPS`` whose input is an intermediate costs
@@ -228,7 +229,7 @@ def _lower_node(
     run_subgraph: SubgraphRunner,
     options: dict[str, str] | None = None,
 ) -> None:
-    from ge.compiler.kernels import LOWERINGS  # noqa: PLC0415  (kernels import this module)
+    from ge.compiler.kernels import kernels_of  # noqa: PLC0415  (kernels import this module)
 
     inputs: list[int | None] = [
         None if e is None else port_buf[(id(e[0]), e[1])] for e in node._in_edges
@@ -238,7 +239,7 @@ def _lower_node(
         port_buf[(id(node), port)] = buf
     attrs = node_attrs(op, node)
     ctx = LowerContext(node, op, attrs, inputs, outputs, plan, run_subgraph, options)
-    lowering = op.lowering if op.lowering is not None else LOWERINGS.get(op.type)
+    lowering = kernels_of(op).lower
     tasks = lowering(ctx) if lowering is not None else None
     if tasks is not None:
         _explain_by_reference(ctx, tasks)

@@ -7,6 +7,10 @@ an integer division by zero gives 0; integer ``Pow`` computes in float64 and tru
 negative exponent gives 0 unless the base is 1 or -1); half-precision inputs are computed in
 float32 and rounded back, as GE's kernels do; ``Gelu`` is the tanh approximation GE's kernel
 uses.
+
+Each row also carries the op's ``scalar`` body (``ge.ops.schema.ScalarBody``: one element, as
+the compiler's elementwise codegen writes it and fuses it) and its numpy ufunc name, so the
+op's kernel body, fusibility and numpy alias live here and nowhere else.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from ge.ops._define import (
     same_infer,
 )
 from ge.ops.registry import register_op_def
-from ge.ops.schema import ExecContext, InferContext, OpDef
+from ge.ops.schema import ExecContext, InferContext, OpDef, ScalarBody
 
 __all__: list[str] = []
 
@@ -81,42 +85,94 @@ def _erf_array(x: np.ndarray) -> np.ndarray:
     return np.asarray(_erf(x), dtype=x.dtype)
 
 
+def _log_params(log: bool) -> Callable[[dict[str, Any]], list[float]]:
+    """``Exp``/``Log`` attributes as (scale, shift, log factor); ``[]`` for the defaults."""
+
+    def params(attrs: dict[str, Any]) -> list[float]:
+        base, scale, shift = attrs["base"], attrs["scale"], attrs["shift"]
+        if base == -1.0 and scale == 1.0 and shift == 0.0:
+            return []
+        factor = 1.0 if base == -1.0 else math.log(base)
+        return [scale, shift, 1.0 / factor if log else factor]
+
+    return params
+
+
+def _scaled(plain: str, scaled: str, log: bool) -> ScalarBody:
+    """``plain`` with the default attributes, else ``scaled`` over the params ``p0, p1, p2``."""
+    params = _log_params(log)
+    return ScalarBody(lambda attrs, arity, compute: scaled if params(attrs) else plain, params)
+
+
+def _by_kind(floats: str, integers: str) -> ScalarBody:
+    """``integers`` when the compute type is an integer type, else ``floats``."""
+    return ScalarBody(lambda attrs, arity, compute: integers if compute.kind in "iu" else floats)
+
+
 @dataclass(frozen=True)
 class _Unary:
     type: str
     fn: Callable[..., np.ndarray]
     dtypes: frozenset[DataType]
+    scalar: str | ScalarBody  # a: the input, in the compute type
+    ufunc: str = ""
     group: str = "math"
     attrs: tuple[Any, ...] = ()
 
 
 _FLOAT_FN = rules.FLOATS
+_GELU = "0.5 * a * (1.0 + math.tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))"
 _UNARY = (
-    _Unary("Neg", np.negative, rules.FLOATS | SIGNED),
-    _Unary("Abs", np.abs, rules.FLOATS | SIGNED),
-    _Unary("Exp", _exp, _FLOAT_FN, attrs=_LOG_ATTRS),
-    _Unary("Log", _log, _FLOAT_FN, attrs=_LOG_ATTRS),
-    _Unary("Sqrt", np.sqrt, _FLOAT_FN),
-    _Unary("Rsqrt", lambda x: 1.0 / np.sqrt(x), _FLOAT_FN),
-    _Unary("Square", np.square, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}),
-    _Unary("Reciprocal", lambda x: 1.0 / x, _FLOAT_FN),
-    _Unary("Sin", np.sin, _FLOAT_FN),
-    _Unary("Cos", np.cos, _FLOAT_FN),
-    _Unary("Tanh", np.tanh, _FLOAT_FN),
-    _Unary("Sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), _FLOAT_FN, group="nn"),
+    _Unary("Neg", np.negative, rules.FLOATS | SIGNED, "-a", "negative"),
+    _Unary("Abs", np.abs, rules.FLOATS | SIGNED, "abs(a)", "absolute"),
+    _Unary(
+        "Exp",
+        _exp,
+        _FLOAT_FN,
+        _scaled("math.exp(a)", "math.exp((a * p0 + p1) * p2)", log=False),
+        "exp",
+        attrs=_LOG_ATTRS,
+    ),
+    _Unary(
+        "Log",
+        _log,
+        _FLOAT_FN,
+        _scaled("math.log(a)", "math.log(a * p0 + p1) * p2", log=True),
+        "log",
+        attrs=_LOG_ATTRS,
+    ),
+    _Unary("Sqrt", np.sqrt, _FLOAT_FN, "np.sqrt(a)", "sqrt"),
+    _Unary("Rsqrt", lambda x: 1.0 / np.sqrt(x), _FLOAT_FN, "1.0 / np.sqrt(a)"),
+    _Unary("Square", np.square, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}, "a * a", "square"),
+    _Unary("Reciprocal", lambda x: 1.0 / x, _FLOAT_FN, "1.0 / a", "reciprocal"),
+    _Unary("Sin", np.sin, _FLOAT_FN, "math.sin(a)", "sin"),
+    _Unary("Cos", np.cos, _FLOAT_FN, "math.cos(a)", "cos"),
+    _Unary("Tanh", np.tanh, _FLOAT_FN, "math.tanh(a)", "tanh"),
+    _Unary(
+        "Sigmoid",
+        lambda x: 1.0 / (1.0 + np.exp(-x)),
+        _FLOAT_FN,
+        "1.0 / (1.0 + math.exp(-a))",
+        group="nn",
+    ),
     _Unary(
         "Relu",
         lambda x: np.maximum(x, x.dtype.type(0)),
         rules.FLOATS | SIGNED | {_D.DT_UINT8, _D.DT_UINT16},
+        "a if (a > 0 or a != a) else a * 0",  # NaN stays NaN, as np.maximum
         group="nn",
     ),
-    _Unary("Gelu", _gelu, _FLOAT_FN, group="nn"),
-    _Unary("Erf", _erf_array, _FLOAT_FN),
-    _Unary("Sign", np.sign, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}),
-    _Unary("Floor", np.floor, _FLOAT_FN),
-    _Unary("Ceil", np.ceil, _FLOAT_FN),
-    _Unary("LogicalNot", np.logical_not, rules.BOOL),
+    _Unary("Gelu", _gelu, _FLOAT_FN, _GELU, group="nn"),
+    _Unary("Erf", _erf_array, _FLOAT_FN, "math.erf(a)"),
+    _Unary("Sign", np.sign, rules.FLOATS | {_D.DT_INT32, _D.DT_INT64}, "np.sign(a)", "sign"),
+    _Unary("Floor", np.floor, _FLOAT_FN, "np.floor(a)", "floor"),
+    _Unary("Ceil", np.ceil, _FLOAT_FN, "np.ceil(a)", "ceil"),
+    _Unary("LogicalNot", np.logical_not, rules.BOOL, "not a", "logical_not"),
 )
+
+
+def _body(scalar: str | ScalarBody) -> ScalarBody:
+    return scalar if isinstance(scalar, ScalarBody) else ScalarBody(scalar)
 
 
 def _unary_reference(row: _Unary) -> Callable[[ExecContext], list[np.ndarray]]:
@@ -146,6 +202,8 @@ for _row in _UNARY:
             reference=_unary_reference(_row),
             group=_row.group,
             elementwise=True,
+            scalar=_body(_row.scalar),
+            ufunc=_row.ufunc,
             doc=f"y = {_row.type.lower()}(x), elementwise.",
         )
     )
@@ -172,29 +230,41 @@ class _Binary:
     type: str
     fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
     dtypes: frozenset[DataType]
+    scalar: str | ScalarBody  # a, b: the inputs, in the promoted compute type
+    ufunc: str = ""
     out_type: DataType | None = None
     commutative: bool = False
 
 
 _ARITH = rules.REAL
 _COMPARE = rules.REAL | rules.BOOL
+_DIV = _by_kind("a / b", "int_div(a, b)")  # C's truncation, 0 for a division by 0
+_MAX = "a if (a >= b or a != a) else b"  # NaN propagates, as np.maximum
+_MIN = "a if (a <= b or a != a) else b"
+_BOOL = _D.DT_BOOL
 _BINARY = (
-    _Binary("Add", np.add, _ARITH | rules.BOOL, commutative=True),
-    _Binary("Sub", np.subtract, _ARITH),
-    _Binary("Mul", np.multiply, _ARITH | rules.BOOL, commutative=True),
-    _Binary("Div", _trunc_div, _ARITH),
-    _Binary("RealDiv", _trunc_div, _ARITH),
-    _Binary("Maximum", np.maximum, _ARITH, commutative=True),
-    _Binary("Minimum", np.minimum, _ARITH, commutative=True),
-    _Binary("Pow", _pow, _ARITH),
-    _Binary("Equal", np.equal, _COMPARE, _D.DT_BOOL, commutative=True),
-    _Binary("NotEqual", np.not_equal, _COMPARE, _D.DT_BOOL, commutative=True),
-    _Binary("Less", np.less, _COMPARE, _D.DT_BOOL),
-    _Binary("LessEqual", np.less_equal, _COMPARE, _D.DT_BOOL),
-    _Binary("Greater", np.greater, _COMPARE, _D.DT_BOOL),
-    _Binary("GreaterEqual", np.greater_equal, _COMPARE, _D.DT_BOOL),
-    _Binary("LogicalAnd", np.logical_and, rules.BOOL, _D.DT_BOOL, commutative=True),
-    _Binary("LogicalOr", np.logical_or, rules.BOOL, _D.DT_BOOL, commutative=True),
+    _Binary("Add", np.add, _ARITH | rules.BOOL, "a + b", "add", commutative=True),
+    _Binary("Sub", np.subtract, _ARITH, "a - b", "subtract"),
+    _Binary("Mul", np.multiply, _ARITH | rules.BOOL, "a * b", "multiply", commutative=True),
+    _Binary("Div", _trunc_div, _ARITH, _DIV),
+    _Binary("RealDiv", _trunc_div, _ARITH, _DIV),
+    _Binary("Maximum", np.maximum, _ARITH, _MAX, "maximum", commutative=True),
+    _Binary("Minimum", np.minimum, _ARITH, _MIN, "minimum", commutative=True),
+    _Binary(
+        "Pow", _pow, _ARITH, _by_kind("a ** b", "np.trunc(np.float64(a) ** np.float64(b))"), "power"
+    ),
+    _Binary("Equal", np.equal, _COMPARE, "a == b", "equal", _BOOL, commutative=True),
+    _Binary("NotEqual", np.not_equal, _COMPARE, "a != b", "not_equal", _BOOL, commutative=True),
+    _Binary("Less", np.less, _COMPARE, "a < b", "less", _BOOL),
+    _Binary("LessEqual", np.less_equal, _COMPARE, "a <= b", "less_equal", _BOOL),
+    _Binary("Greater", np.greater, _COMPARE, "a > b", "greater", _BOOL),
+    _Binary("GreaterEqual", np.greater_equal, _COMPARE, "a >= b", "greater_equal", _BOOL),
+    _Binary(
+        "LogicalAnd", np.logical_and, rules.BOOL, "a and b", "logical_and", _BOOL, commutative=True
+    ),
+    _Binary(
+        "LogicalOr", np.logical_or, rules.BOOL, "a or b", "logical_or", _BOOL, commutative=True
+    ),
 )
 
 
@@ -225,6 +295,8 @@ for _b in _BINARY:
             reference=_binary_reference(_b),
             elementwise=True,
             commutative=_b.commutative,
+            scalar=_body(_b.scalar),
+            ufunc=_b.ufunc,
             doc=f"y = {_b.type}(x1, x2) with broadcasting.",
         )
     )
@@ -258,6 +330,9 @@ register_op_def(
         reference=_addn_reference,
         elementwise=True,
         commutative=True,
+        scalar=ScalarBody(
+            lambda attrs, arity, compute: " + ".join("abcdefghijklmnopqrstuvwxyz"[:arity])
+        ),
         doc="y = x0 + x1 + ... (N inputs).",
     )
 )
@@ -287,6 +362,7 @@ register_op_def(
         infer=_cast_infer,
         reference=_cast_reference,
         elementwise=True,
+        scalar=ScalarBody("a", compute="source"),  # computed in the input's type, then stored
         doc="y = x converted to dst_type (a raw ge::DataType value).",
     )
 )
@@ -333,6 +409,8 @@ for _name, _ins, _out, _rows in (
             infer=_select_infer(_rows),
             reference=_select_reference(_rows),
             elementwise=True,
+            # Select's vector condition picks rows (not numpy's broadcasting): not fused
+            scalar=ScalarBody("b if a else c", compute="select", numpy_broadcast=not _rows),
             doc=f"{_out} = condition ? {_ins[1]} : {_ins[2]}, with broadcasting.",
         )
     )

@@ -28,7 +28,7 @@ from ge.graph.types import AttrValueType
 from ge.ops import _rules as rules
 from ge.ops._define import attr, dyn, inp, opt, out, same_infer
 from ge.ops.registry import find_op, register_op_def
-from ge.ops.schema import ExecContext, InferContext, OpDef
+from ge.ops.schema import ExecContext, InferContext, OpDef, ScalarBody
 
 __all__: list[str] = []
 
@@ -117,6 +117,7 @@ register_op_def(
         reference=lambda ctx: [np.array(ctx.inputs[0], copy=True)],
         group="array",
         elementwise=True,
+        scalar=ScalarBody("a"),
         doc="y = x.",
     )
 )

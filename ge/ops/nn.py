@@ -17,7 +17,7 @@ from ge.graph.types import AttrValueType, DataType
 from ge.ops import _rules as rules
 from ge.ops._define import attr, compute_float, inp, opt, out, out_dtype
 from ge.ops.registry import register_op_def
-from ge.ops.schema import ExecContext, InferContext, OpDef
+from ge.ops.schema import ExecContext, InferContext, OpDef, ScalarBody
 
 __all__: list[str] = []
 
@@ -196,6 +196,8 @@ register_op_def(
         reference=_bias_add_reference,
         group="nn",
         elementwise=True,
+        # the bias broadcasts along the data_format's channel axis, not numpy's way: not fused
+        scalar=ScalarBody("a + b", numpy_broadcast=False),
         doc="y = x + bias along the channel dim of data_format (last for NHWC/ND, 1 for NCHW).",
     )
 )

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 from ge.error import GeError, GeTypeError, GeValueError, RegistryError
 from ge.graph._attr import make_attr_value
-from ge.ops.schema import REQUIRED, OpDef, PortKind
+from ge.ops.schema import REQUIRED, OpDef, PortKind, ScalarBody
 
 __all__ = ["OpRegistry", "find_op", "get_op", "list_ops", "register_op_def", "registry"]
 
@@ -63,6 +63,29 @@ def _validate(op: OpDef) -> None:
             ) from None
     if op.infer is None:
         raise RegistryError(f"op type '{op.type}' needs an infer rule")
+    if op.scalar is not None and not isinstance(op.scalar, ScalarBody):
+        raise RegistryError(
+            f"op type '{op.type}': scalar must be a ge.ops.schema.ScalarBody, got "
+            f"{type(op.scalar).__name__}"
+        )
+    if op.scalar is not None and not op.elementwise:
+        raise RegistryError(
+            f"op type '{op.type}' has a scalar body but is not elementwise: set "
+            f"elementwise=True (a scalar body computes each output element from the same "
+            f"element of every input)"
+        )
+
+
+def _check_ufunc(op: OpDef, ops: dict[str, OpDef]) -> None:
+    if not op.ufunc:
+        return
+    if not op.elementwise:
+        raise RegistryError(f"op type '{op.type}': ufunc {op.ufunc!r} needs elementwise=True")
+    other = next((o for o in ops.values() if o.ufunc == op.ufunc and o.type != op.type), None)
+    if other is not None:
+        raise RegistryError(
+            f"op type '{op.type}': numpy ufunc {op.ufunc!r} is already op '{other.type}'"
+        )
 
 
 class OpRegistry:
@@ -86,6 +109,7 @@ class OpRegistry:
                     f"op type '{op.type}' is already registered from "
                     f"{existing.source!r} with a different prototype"
                 )
+            _check_ufunc(op, self._ops)
             self._ops[op.type] = op
             try:
                 for listener in list(self._listeners):

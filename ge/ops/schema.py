@@ -3,8 +3,15 @@
 An ``OpDef`` holds everything every later stage needs to know about one op type, in GE's IR
 terms (GE's ``REG_OP``): inputs (required / optional / dynamic), outputs (required / dynamic),
 typed attributes with defaults, subgraphs, dtype constraints; the pure ``infer`` rule over
-``TensorDesc``s; the numpy ``reference``; and flags such as ``elementwise``. Built-in ops and
-ops registered at run time are the same kind of object.
+``TensorDesc``s; the numpy ``reference``; the ``scalar`` body of an elementwise op (what one
+element computes, which the compiler's elementwise codegen compiles and fuses); and flags such
+as ``elementwise``. Built-in ops and ops registered at run time are the same kind of object.
+
+Decision: what an op *means* is data on its ``OpDef`` (so ``ge.ops`` needs no compiler code),
+and how the compiler *runs* it beyond that (a kernel lowering, a reduction that can head a
+fused epilogue) is a record registered for the ``OpDef`` in ``ge.compiler.kernels``
+(``register_kernels``): ge.ops never imports the compiler. Fusibility is derived, never listed:
+``OpDef.fusible`` is an elementwise op whose scalar body broadcasts the numpy way.
 
     >>> from ge.ops.schema import OpDef, TensorSpec, AttrSpec
     >>> from ge.graph import AttrValueType
@@ -37,6 +44,7 @@ __all__ = [
     "InferContext",
     "OpDef",
     "PortKind",
+    "ScalarBody",
     "SubgraphSpec",
     "TensorSpec",
 ]
@@ -189,6 +197,44 @@ class ExecContext:
 
 InferFn = Callable[[InferContext], Sequence[DescOrList]]
 ReferenceFn = Callable[[ExecContext], Sequence[ArrayOrList]]
+# (attrs, number of inputs, compute dtype) -> the expression for this node
+ScalarExprFn = Callable[[dict[str, Any], int, np.dtype[Any]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarBody:
+    """What one output element of an elementwise op is, as the elementwise codegen writes it
+    (``ge.compiler.kernels.elementwise``; a ``FusedElementwise`` kernel chains these).
+
+    ``expr`` is a Python expression over ``a, b, c, ...`` (the inputs, each in the compute
+    type) and ``p0, p1, ...`` (float64 parameters), using ``math.*`` / ``np.*`` and ge's kernel
+    helpers (``int_div``); the compiler rounds its value to the output type. Where the
+    expression depends on the node, ``expr`` is a function of (attrs, input count, compute
+    dtype) returning it. ``params`` gives the node's parameter values from its attributes
+    (``[]``: none). ``compute`` picks the compute type: ``"promote"`` (every input converted
+    to their promoted type, half types held in float32), ``"select"`` (input 0 is a bool
+    condition kept as is, the rest promoted), ``"source"`` (input 0's own type: ``Cast``).
+    ``numpy_broadcast`` is whether the inputs broadcast to the output as numpy broadcasts them
+    (``False`` for ``BiasAdd`` and ``Select``, which broadcast along a chosen axis: they have
+    single-op kernels but are not fused).
+
+        >>> ScalarBody("a * a + p0", params=lambda attrs: [attrs["alpha"]]).expr
+        'a * a + p0'
+    """
+
+    expr: str | ScalarExprFn
+    params: Callable[[dict[str, Any]], Sequence[float]] | None = None
+    compute: str = "promote"
+    numpy_broadcast: bool = True
+
+    def expression(self, attrs: dict[str, Any], arity: int, compute: np.dtype[Any]) -> str:
+        """The expression for a node with ``attrs``, ``arity`` inputs and ``compute`` type."""
+        expr = self.expr
+        return expr if isinstance(expr, str) else expr(attrs, arity, compute)
+
+    def parameters(self, attrs: dict[str, Any]) -> Sequence[float]:
+        """The node's ``p0, p1, ...`` values."""
+        return () if self.params is None else self.params(attrs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,8 +264,21 @@ class OpDef:
     # How the compiler lowers a node of this op: a function from a
     # ``ge.compiler.lower.LowerContext`` to its tasks (``None`` from it: the numpy reference
     # runs). Ops registered at run time (Python custom ops) carry theirs here; built-ins
-    # without one use ``ge.compiler.kernels.LOWERINGS``.
+    # without one use what ``ge.compiler.kernels.register_kernels`` registered for them.
     lowering: Callable[[Any], Any] | None = None
+    # One element of an elementwise op (requires ``elementwise``): with it the compiler gives
+    # the op a single-op kernel and, when ``fusible``, fuses it with its neighbours.
+    scalar: ScalarBody | None = None
+    # The numpy ufunc this op is (``"add"``): ``ge.es`` maps ``np.add(holder, ...)`` onto it.
+    ufunc: str = ""
+
+    @property
+    def fusible(self) -> bool:
+        """Whether a ``FusedElementwise`` body may hold this op: elementwise, with a scalar
+        body whose inputs broadcast the numpy way."""
+        body = self.scalar
+        return self.elementwise and body is not None and body.numpy_broadcast
+
     # Whether constant folding may run ``reference`` at compile time on Const inputs (False:
     # Python custom ops, whose callbacks may launch kernels, be costly or have side effects)
     foldable: bool = True

@@ -20,7 +20,7 @@ from ge.graph.types import AttrValueType, DataType
 from ge.ops import _rules as rules
 from ge.ops._define import attr, dyn, inp, out, out_dtype, same_infer
 from ge.ops.registry import register_op_def
-from ge.ops.schema import ExecContext, InferContext, OpDef
+from ge.ops.schema import ExecContext, InferContext, OpDef, ScalarBody
 
 __all__ = ["gather_index_problem"]
 
@@ -748,6 +748,7 @@ for _name, _fill in (("ZerosLike", 0), ("OnesLike", 1)):
             reference=_filled_like(_fill),
             group="array",
             elementwise=True,
+            scalar=ScalarBody(str(_fill)),
             doc=f"y = {_fill} with x's shape and type.",
         )
     )

@@ -4,7 +4,7 @@ Only the branch decision and the loop test are Python, as on GE's host side."""
 
 from __future__ import annotations
 
-from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels import register_kernels
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import HostTask, KernelTask
 
@@ -15,4 +15,5 @@ def lower_control(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return [ctx.reference_task()]
 
 
-LOWERINGS.update(dict.fromkeys(("If", "Case", "While"), lower_control))
+for _op in ("If", "Case", "While"):
+    register_kernels(_op, lowering=lower_control)

@@ -2,7 +2,12 @@
 
 A program is a straight-line list of scalar steps over the loaded inputs: a single elementwise
 op is a one-step program, the body of a ``FusedElementwise`` node (``ge.compiler.fuse``) a
-longer one. The kernel makes one pass over the output elements and writes every output of the
+longer one. A step is its op's ``OpDef.scalar`` body (``ge.ops.schema.ScalarBody``, written in
+the op's row in ``ge.ops``), so this module holds no table of ops: any op with a scalar body,
+built in or registered at run time, gets a single-op kernel here (``lower_elementwise``, which
+``ge.compiler.kernels.kernels_of`` derives for it) and can be a step of a fused one.
+
+The kernel makes one pass over the output elements and writes every output of the
 program, so a fused chain reads its inputs once and keeps intermediates in registers.
 
 Kernels are keyed by what their source depends on: the steps and their dtypes, the output rank
@@ -37,21 +42,22 @@ params]``.
 from __future__ import annotations
 
 import functools
-import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import LOWERINGS
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
+from ge.ops.registry import registry
+from ge.ops.schema import OpDef
 
-__all__ = ["FUSIBLE_OPS", "MAX_RANK", "block_dim_for", "lower_program"]
+__all__ = ["FUSIBLE_OPS", "MAX_RANK", "block_dim_for", "lower_elementwise", "lower_program"]
 
 MAX_RANK = 8
 _PARALLEL_MIN = 1 << 15
@@ -65,61 +71,27 @@ _TILE_BYTES = 16384  # _scalar.TILE_BYTES (that module imports Numba, this one d
 _HALF = {"float16": ("f16_to_f32", "f32_to_f16"), "bfloat16": ("bf16_to_f32", "f32_to_bf16")}
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
-# Scalar bodies: a, b, c... are the inputs in the compute type; p0, p1, p2 are float64 params.
-_UNARY: dict[str, str] = {
-    "Neg": "-a",
-    "Abs": "abs(a)",
-    "Exp": "math.exp(a)",
-    "Log": "math.log(a)",
-    "Sqrt": "np.sqrt(a)",
-    "Rsqrt": "1.0 / np.sqrt(a)",
-    "Square": "a * a",
-    "Reciprocal": "1.0 / a",
-    "Sin": "math.sin(a)",
-    "Cos": "math.cos(a)",
-    "Tanh": "math.tanh(a)",
-    "Sigmoid": "1.0 / (1.0 + math.exp(-a))",
-    "Relu": "a if (a > 0 or a != a) else a * 0",
-    "Gelu": "0.5 * a * (1.0 + math.tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))",
-    "Erf": "math.erf(a)",
-    "Sign": "np.sign(a)",
-    "Floor": "np.floor(a)",
-    "Ceil": "np.ceil(a)",
-    "LogicalNot": "not a",
-    "Identity": "a",
-    "Cast": "a",
-    "ZerosLike": "0",
-    "OnesLike": "1",
-}
-_BINARY: dict[str, str] = {
-    "Add": "a + b",
-    "Sub": "a - b",
-    "Mul": "a * b",
-    "Maximum": "a if (a >= b or a != a) else b",
-    "Minimum": "a if (a <= b or a != a) else b",
-    "Equal": "a == b",
-    "NotEqual": "a != b",
-    "Less": "a < b",
-    "LessEqual": "a <= b",
-    "Greater": "a > b",
-    "GreaterEqual": "a >= b",
-    "LogicalAnd": "a and b",
-    "LogicalOr": "a or b",
-    "BiasAdd": "a + b",
-}
-_SCALED = {  # Exp/Log with non-default base/scale/shift attributes
-    "Exp": "math.exp((a * p0 + p1) * p2)",
-    "Log": "math.log(a * p0 + p1) * p2",
-}
 # float32 spellings of the libm calls (ge.compiler.kernels._approx)
 _APPROX = {f"math.{f}(": f"{f}_f32(" for f in ("exp", "log", "sin", "cos", "tanh", "erf")}
 USE_APPROX = True
 
-# Ops a FusedElementwise body may hold: those whose numpy broadcasting the kernel follows
-# (BiasAdd and Select broadcast along a chosen axis instead, so they stay single-op kernels).
-FUSIBLE_OPS: frozenset[str] = frozenset(
-    {*_UNARY, *_BINARY, "Div", "RealDiv", "Pow", "SelectV2", "AddN"} - {"BiasAdd"}
-)
+
+class _FusibleOps(AbstractSet[str]):
+    """The op types a ``FusedElementwise`` body may hold: derived from the registry
+    (``OpDef.fusible``), so it includes ops registered at run time."""
+
+    def __contains__(self, op_type: object) -> bool:
+        ops = registry()
+        return isinstance(op_type, str) and op_type in ops and ops.get(op_type).fusible
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([op.type for op in registry() if op.fusible])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+FUSIBLE_OPS: AbstractSet[str] = _FusibleOps()
 _DTYPES = frozenset(
     {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}
@@ -228,29 +200,31 @@ class Program:
 
     def step(
         self,
-        op_type: str,
+        op: OpDef,
         attrs: dict[str, Any],
         args: Sequence[tuple[str, np.dtype[Any]]],
         out: np.dtype[Any],
     ) -> tuple[str, np.dtype[Any]] | None:
-        """Append ``op_type`` on ``args``; returns its value, or ``None`` if unsupported."""
+        """Append ``op`` (its ``OpDef.scalar`` body) on ``args``; returns its value, or
+        ``None`` if it has no scalar body."""
+        scalar = op.scalar
+        if scalar is None or not args or len(args) > len(_LETTERS):
+            return None
         dtypes = [d for _, d in args]
-        if op_type in {"SelectV2", "Select"}:
+        if scalar.compute == "select":
             compute = _compute_dtype(dtypes[1:])
-            computes = [_held(dtypes[0]), compute, compute]
-        elif op_type == "Cast":
+            computes = [_held(dtypes[0]), *[compute] * (len(args) - 1)]
+        elif scalar.compute == "source":
             compute = _held(dtypes[0])
-            computes = [compute]
+            computes = [compute] * len(args)
         else:
             compute = _compute_dtype(dtypes)
             computes = [compute] * len(args)
-        body = _body(op_type, attrs, len(args), compute)
-        if body is None or len(args) > len(_LETTERS):
-            return None
+        body = scalar.expression(attrs, len(args), compute)
         names: dict[str, str] = {}
         for letter, (var, dtype), to in zip(_LETTERS, args, computes, strict=False):
             names[letter] = _convert(var, _held(dtype), to)
-        for k, value in enumerate(_params(op_type, attrs)):
+        for k, value in enumerate(scalar.parameters(attrs)):
             names[f"p{k}"] = self.param("f", value)
         expr = re.sub(r"\b([a-z]|p[0-9])\b", lambda m: names.get(m[1], m[1]), body)
         if compute == np.float32 and USE_APPROX:
@@ -258,35 +232,6 @@ class Program:
         var = f"t{len(self.steps)}"
         self.steps.append(f"{var} = {_round(expr, out)}")
         return var, out
-
-
-def _body(op: str, attrs: dict[str, Any], arity: int, compute: np.dtype[Any]) -> str | None:
-    if op in _SCALED and _params(op, attrs):
-        return _SCALED[op]
-    if op in _UNARY:
-        return _UNARY[op]
-    if op in _BINARY:
-        return _BINARY[op]
-    if op in ("Div", "RealDiv"):
-        return "int_div(a, b)" if compute.kind in "iu" else "a / b"
-    if op == "Pow":
-        return "np.trunc(np.float64(a) ** np.float64(b))" if compute.kind in "iu" else "a ** b"
-    if op in ("Select", "SelectV2"):
-        return "b if a else c"
-    if op == "AddN":
-        return " + ".join(_LETTERS[:arity])
-    return None
-
-
-def _params(op: str, attrs: dict[str, Any]) -> list[float]:
-    """``Exp``/``Log`` attributes as (scale, shift, log factor); ``[]`` for the defaults."""
-    if op not in _SCALED:
-        return []
-    base, scale, shift = attrs["base"], attrs["scale"], attrs["shift"]
-    if base == -1.0 and scale == 1.0 and shift == 0.0:
-        return []
-    factor = 1.0 if base == -1.0 else math.log(base)
-    return [scale, shift, factor if op == "Exp" else 1.0 / factor]
 
 
 # --- layout: collapsed dims and access kinds ------------------------------------------------------
@@ -575,12 +520,8 @@ def lower_elementwise(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         specs[0] = BufferSpec(cond.kind, cond.index, padded, cond.dtype)
     program = Program()
     args = [program.input(s.dtype) for s in specs]
-    value = program.step(ctx.op.type, ctx.attrs, args, out.dtype)
+    value = program.step(ctx.op, ctx.attrs, args, out.dtype)
     if value is None:
         return None
     program.outputs.append(value)
     return lower_program(ctx, program, specs, bufs, ctx.outputs[:1])
-
-
-_OPS: tuple[str, ...] = (*_UNARY, *_BINARY, "Div", "RealDiv", "Pow", "Select", "SelectV2", "AddN")
-LOWERINGS.update(dict.fromkeys(_OPS, lower_elementwise))

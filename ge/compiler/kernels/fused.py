@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels.elementwise import Program, lower_program
 from ge.compiler.lower import LowerContext
 from ge.compiler.plan import HostTask, KernelTask
@@ -53,11 +53,11 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
             continue
         if tuple(node._output_descs[0]._shape) != shape:
             return None
-        value = program.step(node.type, node_attrs(op, node), args, dtype)
+        value = program.step(op, node_attrs(op, node), args, dtype)
         if value is None:
             return None
         values[(id(node), 0)] = value
     return lower_program(ctx, program, in_specs, in_bufs, ctx.outputs)
 
 
-LOWERINGS["FusedElementwise"] = lower_fused
+register_kernels("FusedElementwise", lowering=lower_fused)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _np_name, _store
 from ge.compiler.kernels.reduction import _load
@@ -278,11 +278,7 @@ def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     ]
 
 
-LOWERINGS.update(
-    {
-        "MatMul": _lower_matmul(("transpose_x1", "transpose_x2")),
-        "MatMulV2": _lower_matmul(("transpose_x1", "transpose_x2")),
-        "BatchMatMulV2": _lower_matmul(("adj_x1", "adj_x2")),
-        "GatherV2": lower_gather,
-    }
-)
+register_kernels("MatMul", lowering=_lower_matmul(("transpose_x1", "transpose_x2")))
+register_kernels("MatMulV2", lowering=_lower_matmul(("transpose_x1", "transpose_x2")))
+register_kernels("BatchMatMulV2", lowering=_lower_matmul(("adj_x1", "adj_x2")))
+register_kernels("GatherV2", lowering=lower_gather)

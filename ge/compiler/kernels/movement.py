@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import block_dim_for
 from ge.compiler.lower import LowerContext
@@ -365,24 +365,23 @@ def lower_shape(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return None if task is None else [task]
 
 
-LOWERINGS.update(
-    {
-        "Shape": lower_shape,
-        "Reshape": lower_reshape,
-        "Squeeze": lower_reshape,
-        "Unsqueeze": lower_reshape,
-        "ExpandDims": lower_reshape,
-        "Transpose": lower_transpose,
-        "Slice": lower_slice,
-        "StridedSlice": lower_strided_slice,
-        "BroadcastTo": lower_broadcast_to,
-        "Tile": lower_tile,
-        "Pad": lower_pad,
-        "ConcatV2": lower_concat,
-        "SplitV": lower_split,
-        "Fill": lower_fill,
-    }
-)
+for _op, _lowering in (
+    ("Shape", lower_shape),
+    ("Reshape", lower_reshape),
+    ("Squeeze", lower_reshape),
+    ("Unsqueeze", lower_reshape),
+    ("ExpandDims", lower_reshape),
+    ("Transpose", lower_transpose),
+    ("Slice", lower_slice),
+    ("StridedSlice", lower_strided_slice),
+    ("BroadcastTo", lower_broadcast_to),
+    ("Tile", lower_tile),
+    ("Pad", lower_pad),
+    ("ConcatV2", lower_concat),
+    ("SplitV", lower_split),
+    ("Fill", lower_fill),
+):
+    register_kernels(_op, lowering=_lowering)
 
 
 def _range_source(dtype: np.dtype[Any]) -> str:
@@ -425,4 +424,4 @@ def lower_range(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     ]
 
 
-LOWERINGS["Range"] = lower_range
+register_kernels("Range", lowering=lower_range)

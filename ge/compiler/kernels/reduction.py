@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import LOWERINGS
+from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.lower import LowerContext
@@ -24,7 +24,7 @@ from ge.ops import _rules as rules
 from ge.ops.infer import const_value
 from ge.ops.shape import _ints
 
-__all__ = ["MAX_RANK"]
+__all__ = ["MAX_RANK", "lower_layer_norm", "lower_reduce", "lower_softmax"]
 
 Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
 
@@ -175,7 +175,9 @@ def _const(ctx: LowerContext, port: int) -> np.ndarray | None:
     return const_value(ctx.node, port)
 
 
-def _reduce(kind: str) -> Lowering:
+def lower_reduce(kind: str) -> Lowering:
+    """The general (strided, any axes) lowering of a ``kind`` reduction."""
+
     def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         axes_value = _const(ctx, 1)
         x = ctx.inputs[0]
@@ -258,7 +260,9 @@ def _softmax_source(in_dtype: np.dtype[Any], out_dtype: np.dtype[Any], log: bool
     return "\n".join(lines) + "\n"
 
 
-def _lower_softmax(log: bool) -> Lowering:
+def lower_softmax(log: bool) -> Lowering:
+    """The general (strided, any axes) lowering of SoftmaxV2 / LogSoftmaxV2."""
+
     def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         x = ctx.inputs[0]
         if x is None:
@@ -396,16 +400,6 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     ]
 
 
-LOWERINGS.update(
-    {
-        "ReduceSum": _reduce("sum"),
-        "ReduceMean": _reduce("mean"),
-        "ReduceMax": _reduce("max"),
-        "ReduceMin": _reduce("min"),
-        "ReduceProd": _reduce("prod"),
-        "ArgMaxV2": lower_argmax,
-        "SoftmaxV2": _lower_softmax(log=False),
-        "LogSoftmaxV2": _lower_softmax(log=True),
-        "LayerNorm": lower_layer_norm,
-    }
-)
+# The reductions, softmax and layer norm are registered by ``rows``, which tries its
+# contiguous-row kernels first and falls back to these.
+register_kernels("ArgMaxV2", lowering=lower_argmax)

@@ -18,12 +18,12 @@ NaN gives NaN everywhere, and a row whose max is ``inf`` gives NaN (``inf - inf`
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import LOWERINGS, elementwise
+from ge.compiler.kernels import elementwise, kernels_of, reduction, register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, Program, _np_name, _param_block, _store
 from ge.compiler.lower import LowerContext
@@ -33,20 +33,13 @@ from ge.graph._verify import topological_order
 from ge.graph.node import Node
 from ge.ops import _rules as rules
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, const_value, node_attrs
-from ge.ops.registry import get_op
+from ge.ops.registry import get_op, registry
 from ge.ops.shape import _ints
 
 __all__ = ["LANES", "REDUCTIONS", "row_lowering"]
 
 LANES = 8  # independent accumulators per reduction
 _BLOCK = 2048  # elements per block of a sum
-REDUCTIONS = {
-    "ReduceSum": "sum",
-    "ReduceMean": "mean",
-    "ReduceMax": "max",
-    "ReduceMin": "min",
-    "ReduceProd": "prod",
-}
 _TYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
@@ -442,7 +435,8 @@ def _epilogue(
 def _value(program: Program, node: Node, args: list[Value]) -> Value | None:
     dtype = numpy_dtype(node._output_descs[0]._data_type)
     if node.type != "Const":
-        return program.step(node.type, node_attrs(get_op(node.type), node), args, dtype)
+        op = get_op(node.type)
+        return program.step(op, node_attrs(op, node), args, dtype)
     array = const_array(node)
     if array is None or array.size != 1:
         return None
@@ -457,7 +451,7 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         return None
     in_bufs = [b for b in ctx.inputs if b is not None]
     order, _ = topological_order(bodies[0])
-    heads = [n for n in order if n.type in REDUCTIONS]
+    heads = [n for n in order if kernels_of(get_op(n.type)).row_reduction is not None]
     slots = {id(n): _subgraph_slot(n, 0) for n in order if get_op(n.type).io == "input"}
     if len(heads) != 1 or heads[0]._in_edges[0] is None:
         return None
@@ -485,20 +479,53 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     if program.params:
         template.append(ctx.plan.device_constant(_param_block(program)))
     out_dtype = numpy_dtype(head._output_descs[0]._data_type)
-    source_text = _reduce_source(REDUCTIONS[head.type], x.dtype, out_dtype, program)
+    fold = kernels_of(get_op(head.type)).row_reduction
+    assert fold is not None
+    source_text = _reduce_source(fold, x.dtype, out_dtype, program)
     function = kernel_from_source(source_text)
     return [kernel_task(ctx.node.name, function, _blocks(rows, cols), template, patches)]
 
 
-for _op, _fast in {
-    "ReduceSum": _reduce("sum"),
-    "ReduceMean": _reduce("mean"),
-    "ReduceMax": _reduce("max"),
-    "ReduceMin": _reduce("min"),
-    "ReduceProd": _reduce("prod"),
-    "SoftmaxV2": _softmax(log=False),
-    "LogSoftmaxV2": _softmax(log=True),
-    "LayerNorm": _layer_norm,
-}.items():
-    LOWERINGS[_op] = row_lowering(_fast, LOWERINGS.get(_op))
-LOWERINGS["FusedReduce"] = lower_fused_reduce
+# The trailing-axes reductions: this module's row kernel where it applies (and as the head of
+# a FusedReduce), the general strided one of ``reduction`` otherwise.
+for _op, _kind in (
+    ("ReduceSum", "sum"),
+    ("ReduceMean", "mean"),
+    ("ReduceMax", "max"),
+    ("ReduceMin", "min"),
+    ("ReduceProd", "prod"),
+):
+    register_kernels(
+        _op,
+        lowering=row_lowering(_reduce(_kind), reduction.lower_reduce(_kind)),
+        row_reduction=_kind,
+    )
+register_kernels(
+    "SoftmaxV2", lowering=row_lowering(_softmax(log=False), reduction.lower_softmax(log=False))
+)
+register_kernels(
+    "LogSoftmaxV2", lowering=row_lowering(_softmax(log=True), reduction.lower_softmax(log=True))
+)
+register_kernels("LayerNorm", lowering=row_lowering(_layer_norm, reduction.lower_layer_norm))
+register_kernels("FusedReduce", lowering=lower_fused_reduce)
+
+
+class _Reductions(Mapping[str, str]):
+    """Op type -> fold of every reduction that can head a ``FusedReduce`` (derived from the
+    ``register_kernels`` records)."""
+
+    def __getitem__(self, op_type: str) -> str:
+        ops = registry()
+        fold = kernels_of(ops.get(op_type)).row_reduction if op_type in ops else None
+        if fold is None:
+            raise KeyError(op_type)
+        return fold
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([op.type for op in registry() if kernels_of(op).row_reduction is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+REDUCTIONS: Mapping[str, str] = _Reductions()

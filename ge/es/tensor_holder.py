@@ -7,7 +7,9 @@ and the numpy protocols, so ``np.exp(t)``, ``np.sum(t, axis=1)``, ``np.where(c, 
 ``np.concatenate([...])`` build graph nodes. Decisions: numpy's ``np.divide`` of two integer
 tensors casts to float32 first (numpy's true division), while the ``/`` operator keeps GE-PY's
 ``Div``; a TensorHolder has no truth value (``bool(t)`` raises ``TypeError``), as a traced
-value's truth is only known at run time.
+value's truth is only known at run time. A numpy ufunc that is one op is found through that
+op's ``OpDef.ufunc`` (its row in ``ge.ops``), so an op registered at run time with a ``ufunc``
+name is reached by ``np.<name>(holder)`` too; only composite ufuncs are listed here.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import DataType, Format
+from ge.ops.registry import find_op, registry
+from ge.ops.schema import OpDef
 
 if TYPE_CHECKING:
     from ge.es.graph_builder import GraphBuilder
@@ -349,7 +353,7 @@ class TensorHolder:
 
     # --- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        rule = _UFUNCS.get(ufunc.__name__)
+        rule = _ufunc_rule(ufunc.__name__)
         if method != "__call__" or rule is None or kwargs:
             return NotImplemented
         return rule(self, *inputs)
@@ -518,49 +522,32 @@ def _true_divide(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
     return anchor._op("RealDiv", x, y)
 
 
+# numpy ufuncs that are one op are found through the op's ``OpDef.ufunc`` (its row in ge.ops,
+# built in or registered at run time); these are the ufuncs that build more than one op.
 _UFUNCS: dict[str, Callable[..., Any]] = {
-    **{
-        name: _binary(op)
-        for name, op in (
-            ("add", "Add"),
-            ("subtract", "Sub"),
-            ("multiply", "Mul"),
-            ("power", "Pow"),
-            ("maximum", "Maximum"),
-            ("minimum", "Minimum"),
-            ("equal", "Equal"),
-            ("not_equal", "NotEqual"),
-            ("less", "Less"),
-            ("less_equal", "LessEqual"),
-            ("greater", "Greater"),
-            ("greater_equal", "GreaterEqual"),
-            ("logical_and", "LogicalAnd"),
-            ("logical_or", "LogicalOr"),
-        )
-    },
-    **{
-        name: _unary(op)
-        for name, op in (
-            ("negative", "Neg"),
-            ("absolute", "Abs"),
-            ("exp", "Exp"),
-            ("log", "Log"),
-            ("sqrt", "Sqrt"),
-            ("sin", "Sin"),
-            ("cos", "Cos"),
-            ("tanh", "Tanh"),
-            ("floor", "Floor"),
-            ("ceil", "Ceil"),
-            ("sign", "Sign"),
-            ("square", "Square"),
-            ("reciprocal", "Reciprocal"),
-            ("logical_not", "LogicalNot"),
-        )
-    },
     "divide": _true_divide,
     "true_divide": _true_divide,
     "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
 }
+_UFUNC_OPS: dict[str, str] = {op.ufunc: op.type for op in registry() if op.ufunc}
+
+
+def _note_ufunc(op: OpDef) -> None:
+    if op.ufunc:
+        _UFUNC_OPS[op.ufunc] = op.type
+
+
+registry().add_listener(_note_ufunc)
+
+
+def _ufunc_rule(name: str) -> Callable[..., Any] | None:
+    """How ``np.<name>`` builds on holders: the op whose ``OpDef.ufunc`` it is (unary or
+    binary by its inputs), else a composite rule of ``_UFUNCS``."""
+    op_type = _UFUNC_OPS.get(name)
+    op = find_op(op_type) if op_type is not None else None
+    if op is None or op.ufunc != name:
+        return _UFUNCS.get(name)
+    return _unary(op.type) if len(op.inputs) == 1 else _binary(op.type)
 
 
 def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ge.compiler.kernels import LOWERINGS, kernels_of, register_kernels
@@ -91,3 +93,20 @@ def test_ufunc_names_are_unique() -> None:
     )
     with pytest.raises(RegistryError, match="already op 'Add'"):
         registry().register(op)
+
+
+def test_numpy_ufuncs_come_from_the_op_rows() -> None:
+    import numpy as np
+
+    from ge.es import GraphBuilder
+
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[3])
+
+    def op_type(value: Any) -> str:
+        return str(value._node.type)
+
+    assert op_type(np.add(x, x)) == "Add"
+    assert op_type(np.negative(x)) == "Neg"
+    assert op_type(np.divide(x, x)) == "RealDiv"  # a composite rule of ge.es
+    assert {op.ufunc for op in _builtins() if op.ufunc} >= {"add", "exp", "logical_not"}

@@ -44,6 +44,7 @@ Decisions where GE-PY's texts are silent (ours):
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import types
@@ -139,6 +140,10 @@ class OpProtoDescriptor:
     outputs: tuple[OutputProto, ...]
     mutates_args: tuple[tuple[str, int], ...]
     infer_meta: Callable[..., Any] = field(compare=False, repr=False)
+    # ``register_op(scalar=...)`` (ours): one element as an expression over ``a, b, ...`` and
+    # ``p0, ...``, and the attribute each ``p`` reads; "" for an op without a scalar body
+    scalar: str = ""
+    scalar_params: tuple[str, ...] = ()
 
     def content_key(self) -> tuple[Any, ...]:
         """What must match for a re-registration to be a no-op (NaN equals NaN here)."""
@@ -151,6 +156,8 @@ class OpProtoDescriptor:
             ),
             self.outputs,
             self.mutates_args,
+            self.scalar,
+            self.scalar_params,
         )
 
     @property
@@ -430,20 +437,28 @@ _OPS: dict[str, OpDef] = {}  # op type -> the OpDef registered in ge.ops for it
 
 def op_def_of(desc: OpProtoDescriptor) -> OpDef:
     """The ``ge.ops`` definition of a prototype: the same kind of object as a built-in's."""
+    from ge.custom_op import _scalar  # noqa: PLC0415
     from ge.custom_op._execution import lower  # noqa: PLC0415
     from ge.custom_op._infer_meta import make_infer  # noqa: PLC0415
     from ge.custom_op._reference import make_reference  # noqa: PLC0415
 
+    infer, reference, scalar = make_infer(desc), make_reference(desc.op_type), None
+    if desc.scalar:  # elementwise: the scalar body is its kernel, its fusion and its reference
+        scalar = _scalar.scalar_body(desc.scalar, desc.scalar_params)
+        infer = _scalar.scalar_infer(infer, desc.op_type)
+        reference = _scalar.scalar_reference(desc.scalar, desc.scalar_params, len(desc.inputs))
     return OpDef(
         desc.op_type,
         inputs=tuple(TensorSpec(i.name, i.kind) for i in desc.inputs),
         outputs=tuple(TensorSpec(o.name, o.kind) for o in desc.outputs),
         attrs=tuple(AttrSpec(a.name, a.value_type, a.default) for a in desc.attrs),
-        infer=make_infer(desc),
-        reference=make_reference(desc.op_type),
+        infer=infer,
+        reference=reference,
         lowering=lower,
         group="custom",
         pure=not desc.mutates_args,
+        elementwise=scalar is not None,
+        scalar=scalar,
         foldable=False,
         doc=inspect.getdoc(desc.infer_meta) or f"Python custom op {desc.op_type}.",
         source=f"ge.custom_op:{desc.descriptor_key}",
@@ -500,13 +515,25 @@ def _commit(desc: OpProtoDescriptor) -> OpProtoDescriptor:
 
 
 def register_op(
-    *, op_type: str, mutates_args: Sequence[Any] = ()
+    *,
+    op_type: str,
+    mutates_args: Sequence[Any] = (),
+    scalar: Callable[..., Any] | str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated infer-meta function as the prototype of ``op_type``.
 
     Returns the function unchanged, with ``fn.__ge_op_proto_descriptor__`` set to its
     ``OpProtoDescriptor``. ``mutates_args`` names the inputs written in place, either in order
     (``("x",)``: output 0 is ``x``) or explicitly (``(("x", 1),)``: output 1 is ``x``).
+
+    ``scalar`` (ours, not GE-PY's) makes the op elementwise: a function of one element of each
+    input (keyword-only parameters read attributes) whose body is one returned expression, or
+    that expression as a string. The op is then compiled and fused like a built-in
+    elementwise op (``ge.custom_op._scalar``)::
+
+        @register_op(op_type="Softplus", scalar=lambda x: math.log(1.0 + math.exp(x)))
+        def softplus(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.data_type)
 
     >>> from ge.runtime import TensorDesc
     >>> @register_op(op_type="DocPairCustom")
@@ -522,6 +549,8 @@ def register_op(
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             desc = parse_prototype(fn, op_type, mutates_args)
+            if scalar is not None:
+                desc = _with_scalar(desc, scalar)
             with LOCK:
                 registered = _commit(desc)
         except TypeError as e:
@@ -532,6 +561,20 @@ def register_op(
         return fn
 
     return decorate
+
+
+def _with_scalar(desc: OpProtoDescriptor, scalar: Callable[..., Any] | str) -> OpProtoDescriptor:
+    """``desc`` with the scalar body ``scalar`` (``TypeError``/``ValueError`` if it cannot
+    have one or ``scalar`` is not a valid body)."""
+    from ge.custom_op._scalar import parse_scalar  # noqa: PLC0415
+
+    if desc.mutates_args or len(desc.outputs) != 1 or desc.outputs[0].kind is not PortKind.REQUIRED:
+        raise ValueError("scalar: only an op with one output and no mutates_args is elementwise")
+    if not desc.inputs or any(i.kind is not PortKind.REQUIRED for i in desc.inputs):
+        raise ValueError("scalar: every input of an elementwise op must be a required TensorDesc")
+    attrs = {a.name: a.value_type for a in desc.attrs}
+    expr, params = parse_scalar(scalar, [i.name for i in desc.inputs], attrs)
+    return dataclasses.replace(desc, scalar=expr, scalar_params=params)
 
 
 def get_registered_op_protos() -> list[OpProtoDescriptor]:

@@ -31,7 +31,7 @@ from ge.graph.graph import Graph, link_control
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
-from ge.graph.types import AttrValueType
+from ge.graph.types import AttrValueType, Placement
 
 __all__ = ["clone_graph"]
 
@@ -47,6 +47,8 @@ class _UnsupportedError(Exception):
 
 def _tensor(tensor: Tensor) -> Tensor:
     """A host copy, as the AIR reader makes it (a ``Tensor()`` without data stays one)."""
+    if tensor._placement is Placement.PLACEMENT_HOST and tensor._bytes is not None:
+        return tensor._clone()  # shares the (never written) bytes
     data = tensor._host_bytes()
     twin = Tensor._from_parts(tensor._desc._clone(), data)
     if not data and math.prod(tensor._desc._shape) != 0:
@@ -93,8 +95,8 @@ def _nodes(graph: Graph, twin: Graph) -> dict[int, Node]:
         copy._attrs = _attrs(node._attrs)
         copy._input_descs = [_desc(d) for d in node._input_descs]
         copy._output_descs = [_desc(d) for d in node._output_descs]
-        copy._input_names = list(node._input_names)
-        copy._output_names = list(node._output_names)
+        copy._input_names = node._input_names  # never changed in place: shared
+        copy._output_names = node._output_names
         copy._in_edges = [None] * len(node._in_edges)
         copy._out_edges = [[] for _ in node._out_edges]
         copy._subgraph_names = list(node._subgraph_names) if node._subgraph_names else ()

@@ -1,6 +1,7 @@
 """Every custom-op test starts and ends with the registries, the loaded plugin paths and
 ``ASCEND_CUSTOM_OPP_PATH`` as they were: what a test registers never leaks into another test
-(or into the op tables other test files iterate)."""
+(or into the op tables other test files iterate). It starts with an empty eager-call cache and
+empty ``_ops.CALLS`` / ``_ops.SHAPES``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from ge.custom_op import bootstrap, eager_call, proto, registry
 from ge.ge_global import GeApi
 from ge.session import Session
+from tests.custom_op import _ops
 
 _counter = itertools.count()
 
@@ -24,6 +26,9 @@ def _isolated_registries() -> Iterator[None]:
     loaded = list(bootstrap._LOADED)
     env = os.environ.get(bootstrap.ENV_NAME)
     os.environ.pop(bootstrap.ENV_NAME, None)
+    eager_call.cache_clear()
+    _ops.CALLS.clear()
+    _ops.SHAPES.clear()
     try:
         yield
     finally:

@@ -27,8 +27,7 @@ from ge.jit import jit
 from ge.runtime import Tensor, TensorDesc
 from ge.session import Session
 from tests.custom_op._kernels import binary
-
-CALLS: list[Any] = []
+from tests.custom_op._ops import CALLS, register_unary, same
 
 
 def _dev(array: Any) -> GraphTensor:
@@ -47,14 +46,10 @@ def _info(ctx: Any, name: str, block_dim: int = 2) -> AnnotatedKernelLaunchInfo:
     )
 
 
-def _same(x: TensorDesc, *rest: Any) -> TensorDesc:
-    return TensorDesc(x.shape, x.data_type)
-
-
 def _register_add(op_type: str, *, with_execute: bool = False) -> None:
     @register_op(op_type=op_type)
     def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        return _same(x)
+        return same(x)
 
     class Impl:
         def declare_launch_args(self, x: Tensor, y: Tensor, z: Tensor) -> None:
@@ -114,9 +109,7 @@ def test_declare_launch_args_wins_over_execute(session, op_type: str) -> None:  
 
 
 def test_execute_only_records_eager_execute_mode(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -151,7 +144,7 @@ def _register_mixed(op_type: str) -> None:
 
     @register_op(op_type=op_type)
     def infer(xs: List[TensorDesc], bias: Optional[TensorDesc], *, c: int = 0) -> TensorDesc:
-        return _same(xs[0])
+        return same(xs[0])
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -240,9 +233,7 @@ def test_run_graph_with_stream_async_and_jit(session, op_type: str) -> None:  # 
 def test_borrowed_objects_expire_when_the_callback_returns(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
     kept: dict[str, Any] = {}
 
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -311,9 +302,7 @@ def test_launch_info_checks() -> None:
 
 
 def _one_launch(op_type: str, body: Any) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -431,9 +420,7 @@ def test_errors_fail_the_compile_naming_the_node(
 
 
 def test_returning_a_value_is_a_type_error(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:

@@ -3,21 +3,17 @@ a cached one-node compiled graph — numpy in / numpy out, ``ge.graph.Tensor`` i
 input kind, attributes, several outputs, ``mutates_args`` written back, the cache (a hit does
 not compile again; re-registration invalidates) and the errors for bad inputs."""
 
-# ruff: noqa: UP006, UP035, UP045  (typing.List/Optional are annotation kinds GE-PY reads)
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import ge.es
 import ge.es.custom
-from ge import runtime
 from ge.custom_op import (
-    AnnotatedKernelLaunchInfo,
     eager_call,
-    get_declare_launch_args_ctx,
     get_execute_ctx,
     proto,
     register_op,
@@ -29,84 +25,24 @@ from ge.es import GraphBuilder
 from ge.graph import Tensor as GraphTensor
 from ge.graph.types import Placement
 from ge.runtime import Tensor, TensorDesc, launch_kernel
-from tests.custom_op._kernels import binary, kernel
-
-CALLS: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache() -> Any:
-    eager_call.cache_clear()
-    CALLS.clear()
-    yield
-    eager_call.cache_clear()
-
-
-def _same(x: TensorDesc) -> TensorDesc:
-    return TensorDesc(x.shape, x.data_type)
-
-
-def _out(ctx: Any, index: int, like: Tensor) -> Tensor:
-    return ctx.malloc_output_tensor(index, like.shape, like.format, like.data_type)
-
-
-def _launch_add(ctx: Any, x: Tensor, y: Tensor, z: Tensor) -> None:
-    launch_kernel(kernel("add"), 2, ctx.get_stream(), [x.addr, y.addr, z.addr, x.shape_size])
-
-
-def _register_add(op_type: str) -> Any:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        if x.shape.storage_shape.dims != y.shape.storage_shape.dims:
-            raise ValueError("x and y must have the same shape")
-        return _same(x)
-
-    @register_op_impl(op_type=op_type)
-    class Impl:
-        def compile(self, x: Tensor, y: Tensor, z: Tensor) -> None:
-            CALLS.append(("compile", x.storage_shape.dims))
-
-        def execute(self, x: Tensor, y: Tensor) -> None:
-            CALLS.append(("execute", x.storage_shape.dims))
-            ctx = get_execute_ctx()
-            _launch_add(ctx, x, y, _out(ctx, 0, x))
-
-    return getattr(ge.es.custom, op_type)
-
-
-def _register_declared_add(op_type: str) -> Any:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        return _same(x)
-
-    @register_op_impl(op_type=op_type)
-    class Impl:
-        def declare_launch_args(self, x: Tensor, y: Tensor, z: Tensor) -> None:
-            CALLS.append(("declare", x.storage_shape.dims))
-            ctx = get_declare_launch_args_ctx()
-            args = ctx.create_kernel_args()
-            args.append_input(0, x)
-            args.append_input(1, y)
-            args.append_output(0, z)
-            args.append_scalar(x.shape_size)
-            ctx.add_launch(
-                AnnotatedKernelLaunchInfo(
-                    kernel_name="add", kernel_bin=binary("add"), block_dim=2, stream_id=0
-                ),
-                args,
-            )
-
-    return getattr(ge.es.custom, op_type)
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from tests.custom_op._kernels import kernel
+from tests.custom_op._ops import (
+    CALLS,
+    launch_add,
+    output_like,
+    rand,
+    register_add,
+    register_inc,
+    register_mix,
+    register_unary,
+    same,
+)
 
 
 # --- results --------------------------------------------------------------------------------------
 def test_numpy_in_numpy_out_runs_execute_at_once(op_type: str) -> None:
-    add = _register_add(op_type)
-    a, c = _rand(2, 3), _rand(2, 3, seed=1)
+    add = register_add(op_type, compile=True)
+    a, c = rand(2, 3), rand(2, 3, seed=1)
     out = add(a, c)
     assert type(out) is np.ndarray and out.dtype == np.float32 and out.shape == (2, 3)
     np.testing.assert_array_equal(out, a + c)
@@ -114,29 +50,29 @@ def test_numpy_in_numpy_out_runs_execute_at_once(op_type: str) -> None:
 
 
 def test_second_call_hits_the_cache_and_does_not_compile_again(op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type, compile=True)
     for seed in range(3):
-        a, c = _rand(4, seed=seed), _rand(4, seed=seed + 10)
+        a, c = rand(4, seed=seed), rand(4, seed=seed + 10)
         np.testing.assert_array_equal(add(a, c), a + c)
     assert CALLS == [("compile", [4])] + [("execute", [4])] * 3
     info = eager_call.cache_info()
     assert (info.hits, info.misses, info.currsize) == (2, 1, 1)
-    add(_rand(5), _rand(5))  # another shape: another entry
+    add(rand(5), rand(5))  # another shape: another entry
     assert CALLS[-2:] == [("compile", [5]), ("execute", [5])]
     assert eager_call.cache_info().currsize == 2
 
 
 def test_declare_launch_args_declares_once_across_calls(op_type: str) -> None:
-    add = _register_declared_add(op_type)
+    add = register_add(op_type, declared=True)
     for seed in range(3):
-        a, c = _rand(100, seed=seed), _rand(100, seed=seed + 1)
+        a, c = rand(100, seed=seed), rand(100, seed=seed + 1)
         np.testing.assert_array_equal(add(a, c), a + c)
     assert CALLS == [("declare", [100])]
 
 
-def test_tensor_in_tensor_out(op_type: str) -> None:
-    add = _register_add(op_type)
-    a, c = _rand(3), _rand(3, seed=1)
+def test_tensor_in_tensorout(op_type: str) -> None:
+    add = register_add(op_type, compile=True)
+    a, c = rand(3), rand(3, seed=1)
     out = add(GraphTensor.from_numpy(a), GraphTensor.from_numpy(c))
     assert isinstance(out, GraphTensor)
     np.testing.assert_array_equal(out.numpy(), a + c)
@@ -147,13 +83,13 @@ def test_tensor_in_tensor_out(op_type: str) -> None:
 
 
 def test_numpy_scalars_are_0d_arrays(op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type, compile=True)
     out = add(np.float32(1.5), np.float32(2.0))
     assert out.shape == () and out == np.float32(3.5)
 
 
 def test_graph_building_is_unchanged(op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type, compile=True)
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[3])
     z = add(x, np.ones(3, np.float32))  # a holder among the inputs: a node of b, no run
@@ -171,45 +107,15 @@ def test_builtin_ops_keep_ge_py_behaviour() -> None:
     )
 
 
-def _register_mix(op_type: str) -> Any:
-    """output0 = x * scale + (bias or shift); output1[k] = xs[k] + x."""
-
-    @register_op(op_type=op_type)
-    def infer(
-        x: TensorDesc, bias: Optional[TensorDesc], xs: List[TensorDesc], *, scale: float = 1.0
-    ) -> Tuple[TensorDesc, List[TensorDesc]]:
-        return _same(x), [_same(d) for d in xs]
-
-    @register_op_impl(op_type=op_type)
-    class Impl:
-        def execute(
-            self, x: Tensor, bias: Optional[Tensor], xs: List[Tensor], *, scale: float
-        ) -> None:
-            CALLS.append(("execute", bias is not None, len(xs), scale))
-            ctx = get_execute_ctx()
-            out0 = _out(ctx, 0, x)
-            params = ctx.malloc_workspace(8)
-            runtime.memcpy_h2d(params, np.array([scale, 0.0], np.float32))
-            launch_kernel(
-                kernel("affine"), 2, ctx.get_stream(), [x.addr, out0.addr, x.shape_size, params]
-            )
-            if bias is not None:
-                _launch_add(ctx, out0, bias, out0)
-            for k, t in enumerate(xs):
-                _launch_add(ctx, t, x, _out(ctx, 1 + k, t))
-
-    return getattr(ge.es.custom, op_type)
-
-
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("count", [0, 1, 3])
 def test_optional_dynamic_inputs_attrs_and_several_outputs(
     op_type: str, with_bias: bool, count: int
 ) -> None:
-    mix = _register_mix(op_type)
-    x = _rand(4)
-    bias = _rand(4, seed=1) if with_bias else None
-    xs = [_rand(4, seed=2 + k) for k in range(count)]
+    mix = register_mix(op_type)
+    x = rand(4)
+    bias = rand(4, seed=1) if with_bias else None
+    xs = [rand(4, seed=2 + k) for k in range(count)]
     out = mix(x, bias, xs, output1_num=count, scale=3.0)
     assert type(out).__name__ == f"{op_type}Output"
     expected = x * np.float32(3.0) + (bias if with_bias else 0)
@@ -222,8 +128,8 @@ def test_optional_dynamic_inputs_attrs_and_several_outputs(
 
 
 def test_attributes_are_part_of_the_cache_key(op_type: str) -> None:
-    mix = _register_mix(op_type)
-    x = _rand(4)
+    mix = register_mix(op_type)
+    x = rand(4)
     for scale in (2.0, 5.0, 2.0):
         out = mix(x, None, [], output1_num=0, scale=scale)
         np.testing.assert_allclose(out.output0, x * np.float32(scale), rtol=1e-6)
@@ -234,63 +140,22 @@ def test_attributes_are_part_of_the_cache_key(op_type: str) -> None:
 def test_legacy_execute_ctx_form(op_type: str) -> None:
     @register_op(op_type=op_type)
     def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        return _same(x)
+        return same(x)
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, ctx: Any) -> None:
             x, y = ctx.get_input_tensor(0), ctx.get_input_tensor(1)
-            _launch_add(ctx, x, y, _out(ctx, 0, x))
+            launch_add(ctx, x, y, output_like(ctx, 0, x))
 
-    a = _rand(6)
+    a = rand(6)
     np.testing.assert_array_equal(getattr(ge.es.custom, op_type)(a, a), a + a)
 
 
 # --- mutates_args ---------------------------------------------------------------------------------
-def _register_inc(op_type: str, *, declared: bool = False) -> Any:
-    """x += 1 in place (mutates_args=("x",)); output1 = y * 2 alongside."""
-
-    @register_op(op_type=op_type, mutates_args=(("x", 0),))
-    def infer(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
-        return _same(x), _same(y)
-
-    if declared:
-
-        class Impl:
-            def declare_launch_args(self, x: Tensor, y: Tensor, x_out: Tensor, z: Tensor) -> None:
-                ctx = get_declare_launch_args_ctx()
-                for name, slots in (("add_one_in_place", (x,)), ("scale2", (y, z))):
-                    args = ctx.create_kernel_args()
-                    if name == "add_one_in_place":
-                        args.append_input(0, x)
-                    else:
-                        args.append_input(1, y)
-                        args.append_output(1, z)
-                    args.append_scalar(slots[0].shape_size)
-                    info = AnnotatedKernelLaunchInfo(
-                        kernel_name=name, kernel_bin=binary(name), block_dim=1, stream_id=0
-                    )
-                    ctx.add_launch(info, args)
-
-    else:
-
-        class Impl:  # type: ignore[no-redef]
-            def execute(self, x: Tensor, y: Tensor) -> None:
-                ctx = get_execute_ctx()
-                ctx.make_output_ref_input(0, 0)
-                launch_kernel(
-                    kernel("add_one_in_place"), 1, ctx.get_stream(), [x.addr, x.shape_size]
-                )
-                z = _out(ctx, 1, y)
-                launch_kernel(kernel("scale2"), 1, ctx.get_stream(), [y.addr, z.addr, y.shape_size])
-
-    register_op_impl(op_type=op_type)(Impl)
-    return getattr(ge.es.custom, op_type)
-
-
 @pytest.mark.parametrize("declared", [False, True])
 def test_mutated_numpy_input_is_written_back(op_type: str, declared: bool) -> None:
-    inc = _register_inc(op_type, declared=declared)
+    inc = register_inc(op_type, declared=declared)
     x = np.arange(5, dtype=np.float32)
     y = np.arange(5, dtype=np.float32) * 10
     before_y = y.copy()
@@ -304,7 +169,7 @@ def test_mutated_numpy_input_is_written_back(op_type: str, declared: bool) -> No
 
 
 def test_mutated_strided_numpy_input_is_written_back(op_type: str) -> None:
-    inc = _register_inc(op_type)
+    inc = register_inc(op_type)
     base = np.zeros((4, 4), np.float32)
     column = base[:, 1]  # not contiguous
     inc(column, np.ones(4, np.float32))
@@ -314,7 +179,7 @@ def test_mutated_strided_numpy_input_is_written_back(op_type: str) -> None:
 
 @pytest.mark.parametrize("placement", [Placement.PLACEMENT_HOST, Placement.PLACEMENT_DEVICE])
 def test_mutated_tensor_is_written_back(op_type: str, placement: Placement) -> None:
-    inc = _register_inc(op_type)
+    inc = register_inc(op_type)
     x = GraphTensor.from_numpy(np.arange(3, dtype=np.float32), placement=placement)
     clone = x._clone()  # shares the host bytes: must not see the write
     out = inc(x, np.ones(3, np.float32))
@@ -326,7 +191,7 @@ def test_mutated_tensor_is_written_back(op_type: str, placement: Placement) -> N
 
 
 def test_read_only_or_scalar_mutated_input_is_refused(op_type: str) -> None:
-    inc = _register_inc(op_type)
+    inc = register_inc(op_type)
     x = np.zeros(3, np.float32)
     x.flags.writeable = False
     with pytest.raises(GeValueError, match=r"input 'x' is written in place .* read-only"):
@@ -337,8 +202,8 @@ def test_read_only_or_scalar_mutated_input_is_refused(op_type: str) -> None:
 
 # --- re-registration ------------------------------------------------------------------------------
 def test_reregistration_invalidates_the_cache(op_type: str) -> None:
-    add = _register_add(op_type)
-    a = _rand(3)
+    add = register_add(op_type, compile=True)
+    a = rand(3)
     np.testing.assert_array_equal(add(a, a), a + a)
     registry._unregister(op_type)
 
@@ -346,7 +211,7 @@ def test_reregistration_invalidates_the_cache(op_type: str) -> None:
     class Doubled:  # the same prototype, a new implementation: z = 2 * x
         def execute(self, x: Tensor, y: Tensor) -> None:
             ctx = get_execute_ctx()
-            z = _out(ctx, 0, x)
+            z = output_like(ctx, 0, x)
             launch_kernel(kernel("scale2"), 1, ctx.get_stream(), [x.addr, z.addr, x.shape_size])
 
     np.testing.assert_array_equal(add(a, a + 1), 2 * a)
@@ -355,7 +220,7 @@ def test_reregistration_invalidates_the_cache(op_type: str) -> None:
 
     registry._unregister(op_type)
     proto._unregister(op_type)
-    _register_declared_add(op_type)  # a new prototype and implementation
+    register_add(op_type, declared=True)  # a new prototype and implementation
     np.testing.assert_array_equal(getattr(ge.es.custom, op_type)(a, a + 1), a + (a + 1))
     np.testing.assert_array_equal(add(a, a + 1), a + (a + 1))  # an old function: the current op
     assert CALLS[-1] == ("declare", [3])
@@ -363,8 +228,8 @@ def test_reregistration_invalidates_the_cache(op_type: str) -> None:
 
 # --- errors ---------------------------------------------------------------------------------------
 def test_bad_inputs_raise_errors_naming_the_argument(op_type: str) -> None:
-    add = _register_add(op_type)
-    mix = _register_mix(f"{op_type}Mix")
+    add = register_add(op_type, compile=True)
+    mix = register_mix(f"{op_type}Mix")
     a = np.ones(3, np.float32)
     cases: list[tuple[Any, type, str]] = [
         (lambda: add(a, [1.0, 2.0, 3.0]), GeTypeError, "input 'y' must be a numpy array or a "),
@@ -388,18 +253,14 @@ def test_bad_inputs_raise_errors_naming_the_argument(op_type: str) -> None:
 
 
 def test_op_without_implementation_says_so(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     with pytest.raises(GeError, match=f"'{op_type}' has no implementation: register a class"):
         getattr(ge.es.custom, op_type)(np.ones(2, np.float32))
 
 
 def test_failing_execute_names_the_node_and_method(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -412,7 +273,7 @@ def test_failing_execute_names_the_node_and_method(op_type: str) -> None:
 
 def test_declared_ref_output_holds_the_mutated_input_in_a_graph(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
     """declare_launch_args writes x in place; the ops after read the ref output: x's bytes."""
-    inc = _register_inc(op_type, declared=True)
+    inc = register_inc(op_type, declared=True)
     b = GraphBuilder("g")
     x, y = b.create_input(0, shape=[4]), b.create_input(1, shape=[4])
     out = inc(x * 1.0, y)

@@ -23,24 +23,13 @@ from ge.graph.types import Placement
 from ge.jit import jit
 from ge.runtime import StorageFormat, StorageShape, Tensor, TensorDesc, launch_kernel
 from tests.custom_op._kernels import kernel
+from tests.custom_op._ops import launch_add, output_like, register_unary, same
 
 SEEN: list[Any] = []
 
 
 def _t(array: Any) -> GraphTensor:
     return GraphTensor.from_numpy(np.asarray(array, np.float32))
-
-
-def _same(x: TensorDesc) -> TensorDesc:
-    return TensorDesc(x.shape, x.data_type)
-
-
-def _out(ctx: Any, index: int, like: Tensor) -> Tensor:
-    return ctx.malloc_output_tensor(index, like.shape, like.format, like.data_type)
-
-
-def _add(ctx: Any, x: Tensor, y: Tensor, z: Tensor) -> None:
-    launch_kernel(kernel("add"), 2, ctx.get_stream(), [x.addr, y.addr, z.addr, x.shape_size])
 
 
 def _affine(ctx: Any, x: Tensor, z: Tensor, scale: float, shift: float) -> None:
@@ -52,14 +41,14 @@ def _affine(ctx: Any, x: Tensor, z: Tensor, scale: float, shift: float) -> None:
 def _register_add(op_type: str) -> None:
     @register_op(op_type=op_type)
     def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        return _same(x)
+        return same(x)
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, x: Tensor, y: Tensor) -> None:
             ctx = get_execute_ctx()
             SEEN.append(("execute", x.storage_shape.dims))
-            _add(ctx, x, y, _out(ctx, 0, x))
+            launch_add(ctx, x, y, output_like(ctx, 0, x))
 
 
 def test_execute_runs_every_run_between_compiled_builtins(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
@@ -98,7 +87,7 @@ def _register_mix(op_type: str) -> None:
     def infer(
         x: TensorDesc, bias: Optional[TensorDesc], xs: List[TensorDesc]
     ) -> Tuple[TensorDesc, List[TensorDesc]]:
-        return _same(x), [_same(d) for d in xs]
+        return same(x), [same(d) for d in xs]
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -123,13 +112,13 @@ def _register_mix(op_type: str) -> None:
                 with pytest.raises(RuntimeError, match="Failed to get"):
                     call(*args)
             SEEN.append((bias is not None, len(xs)))
-            out0 = _out(ctx, 0, x)
+            out0 = output_like(ctx, 0, x)
             if bias is None:
                 _affine(ctx, x, out0, 1.0, 0.0)
             else:
-                _add(ctx, x, bias, out0)
+                launch_add(ctx, x, bias, out0)
             for k, t in enumerate(xs):  # outputs are flattened instances: output1[k] is 1 + k
-                _add(ctx, t, x, _out(ctx, 1 + k, t))
+                launch_add(ctx, t, x, output_like(ctx, 1 + k, t))
 
 
 @pytest.mark.parametrize("with_bias", [True, False])
@@ -190,7 +179,7 @@ def test_attributes_of_every_kind_arrive_typed(session, op_type: str) -> None:  
         ld: List[DataType] = [DataType.DT_FLOAT],  # noqa: B006
         lli: List[List[int]] = [[0]],  # noqa: B006
     ) -> TensorDesc:
-        return _same(x)
+        return same(x)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -233,10 +222,10 @@ def test_attributes_of_every_kind_arrive_typed(session, op_type: str) -> None:  
             with pytest.raises(RuntimeError, match="Runtime attr list is null"):
                 a.get_list_int(0)
             # output = x * f + t (the Tensor attribute is device memory: a kernel reads it)
-            out = _out(ctx, 0, x)
+            out = output_like(ctx, 0, x)
             scaled = ctx.malloc_workspace(x.size)
             _affine(ctx, x, _view_like(scaled, x), f, 0.0)
-            _add(ctx, _view_like(scaled, x), t, out)
+            launch_add(ctx, _view_like(scaled, x), t, out)
 
     tensor = GraphTensor.from_numpy(np.array([10, 20, 30, 40], np.float32))
     b = GraphBuilder("g")
@@ -267,7 +256,7 @@ def _view_like(addr: int, like: Tensor) -> Any:
 def test_ref_output_writes_the_input_in_place(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
     @register_op(op_type=op_type, mutates_args=("x",))
     def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+        return same(x)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -290,15 +279,13 @@ BORROWED: list[Any] = []
 
 
 def test_borrowed_objects_expire_when_execute_returns(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, x: Tensor) -> None:
             ctx = get_execute_ctx()
-            out = _out(ctx, 0, x)
+            out = output_like(ctx, 0, x)
             _affine(ctx, x, out, 1.0, 1.0)
             BORROWED[:] = [ctx, x, out, ctx.get_attrs(), x.shape, out.storage_shape]
 
@@ -336,9 +323,7 @@ def test_borrowed_objects_expire_when_execute_returns(session, op_type: str) -> 
 
 
 def _failing(op_type: str, body: Any) -> GraphBuilder:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     register_op_impl(op_type=op_type)(type("Bad", (), {"execute": body}))
     b = GraphBuilder("g")
@@ -349,19 +334,19 @@ def _failing(op_type: str, body: Any) -> GraphBuilder:
 
 def _wild(self: Any, x: Tensor) -> None:
     ctx = get_execute_ctx()
-    out = _out(ctx, 0, x)
+    out = output_like(ctx, 0, x)
     launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, 64, out.addr, x.shape_size])
 
 
 def _past_the_end(self: Any, x: Tensor) -> None:
     ctx = get_execute_ctx()
-    out = _out(ctx, 0, x)
+    out = output_like(ctx, 0, x)
     launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, x.addr, out.addr, 1 << 20])
 
 
 def _kernel_raises(self: Any, x: Tensor) -> None:
     ctx = get_execute_ctx()
-    _out(ctx, 0, x)
+    output_like(ctx, 0, x)
     launch_kernel(kernel("fail_if"), 1, ctx.get_stream(), [1])
 
 
@@ -378,7 +363,7 @@ def _wrong_dtype(self: Any, x: Tensor) -> None:
 
 
 def _returns(self: Any, x: Tensor):  # type: ignore[no-untyped-def]
-    _out(get_execute_ctx(), 0, x)
+    output_like(get_execute_ctx(), 0, x)
     return 1
 
 
@@ -424,9 +409,7 @@ def test_run_graph_with_stream_async(session, op_type: str) -> None:  # type: ig
 
 
 def test_legacy_execute_takes_the_context(session, op_type: str) -> None:  # type: ignore[no-untyped-def]
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -434,7 +417,7 @@ def test_legacy_execute_takes_the_context(session, op_type: str) -> None:  # typ
             with pytest.raises(RuntimeError, match="only available inside schema-bound"):
                 get_execute_ctx()
             x = ctx.get_input_tensor(0)
-            _affine(ctx, x, _out(ctx, 0, x), -1.0, 0.0)
+            _affine(ctx, x, output_like(ctx, 0, x), -1.0, 0.0)
 
     b = GraphBuilder("g")
     session.add_graph(

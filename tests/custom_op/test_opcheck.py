@@ -26,17 +26,9 @@ from ge.custom_op import (
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime import Tensor, TensorDesc, launch_kernel
 from tests.custom_op._kernels import binary, kernel
+from tests.custom_op._ops import CALLS, output_like, register_unary, same
 
-CALLS: list[Any] = []
 ALL_SUCCESS = dict.fromkeys(ge.custom_op._opcheck.CHECKS, "SUCCESS")
-
-
-def _same(x: TensorDesc) -> TensorDesc:
-    return TensorDesc(x.shape, x.data_type)
-
-
-def _out(ctx: Any, index: int, like: Tensor) -> Tensor:
-    return ctx.malloc_output_tensor(index, like.shape, like.format, like.data_type)
 
 
 def _launch(ctx: Any, name: str, *addrs: int) -> None:
@@ -65,7 +57,7 @@ def _register_add(op_type: str, *, declared: str = "add", infer_dims: Any = None
     @register_op(op_type=op_type)
     def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
         if infer_dims is None:
-            return _same(x)
+            return same(x)
         return TensorDesc(infer_dims(x.shape.storage_shape.dims), x.data_type)
 
     @register_op_impl(op_type=op_type)
@@ -75,7 +67,7 @@ def _register_add(op_type: str, *, declared: str = "add", infer_dims: Any = None
 
         def execute(self, x: Tensor, y: Tensor) -> None:
             ctx = get_execute_ctx()
-            z = _out(ctx, 0, x)
+            z = output_like(ctx, 0, x)
             _launch(ctx, "add", x.addr, y.addr, z.addr, x.shape_size)
 
         def declare_launch_args(self, x: Tensor, y: Tensor, z: Tensor) -> None:
@@ -107,15 +99,13 @@ def test_several_samples(op_type: str) -> None:
 
 
 def test_execute_only_op_skips_the_two_path_checks(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, x: Tensor) -> None:
             ctx = get_execute_ctx()
-            _launch(ctx, "scale2", x.addr, _out(ctx, 0, x).addr, x.shape_size)
+            _launch(ctx, "scale2", x.addr, output_like(ctx, 0, x).addr, x.shape_size)
 
     assert opcheck(op_type, [np.ones(5, np.float32)]) == {
         "test_infer_meta": "SUCCESS",
@@ -135,19 +125,19 @@ def _register_mix(op_type: str) -> None:
     def infer(
         x: TensorDesc, bias: Optional[TensorDesc], xs: List[TensorDesc], *, c: int = 0
     ) -> Tuple[TensorDesc, List[TensorDesc]]:
-        return _same(x), [_same(d) for d in xs]
+        return same(x), [same(d) for d in xs]
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, x: Tensor, bias: Optional[Tensor], xs: List[Tensor], *, c: int) -> None:
             ctx = get_execute_ctx()
-            out0 = _out(ctx, 0, x)
+            out0 = output_like(ctx, 0, x)
             if bias is None:
                 _launch(ctx, "plus", x.addr, out0.addr, x.shape_size, 0)
             else:
                 _launch(ctx, "add", x.addr, bias.addr, out0.addr, x.shape_size)
             for k, t in enumerate(xs):
-                _launch(ctx, "add", t.addr, x.addr, _out(ctx, 1 + k, t).addr, x.shape_size)
+                _launch(ctx, "add", t.addr, x.addr, output_like(ctx, 1 + k, t).addr, x.shape_size)
 
         def declare_launch_args(
             self,
@@ -193,14 +183,14 @@ def _register_inc(op_type: str, *, also_writes_y: bool = False, mutates: Any = (
 
     @register_op(op_type=op_type, mutates_args=mutates)
     def infer(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
-        return _same(x), _same(y)
+        return same(x), same(y)
 
     @register_op_impl(op_type=op_type)
     class Impl:
         def execute(self, x: Tensor, y: Tensor) -> None:
             ctx = get_execute_ctx()
             ctx.make_output_ref_input(0, 0)
-            z = _out(ctx, 1, y)
+            z = output_like(ctx, 1, y)
             _launch(ctx, "scale2", y.addr, z.addr, y.shape_size)
             _launch(ctx, "add_one_in_place", x.addr, x.shape_size)
             if also_writes_y:
@@ -302,9 +292,7 @@ def test_written_input_not_in_mutates_args_fails_on_every_path(op_type: str) -> 
 def test_declared_launches_depending_on_the_last_run_fail(op_type: str) -> None:
     """z = x + z: reads its own output, so the second run of the plan sees the first's."""
 
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -326,9 +314,7 @@ def test_every_failure_of_every_sample_is_listed(op_type: str) -> None:
 
 
 def test_a_failing_callback_is_reported(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -352,9 +338,7 @@ def test_bad_arguments_raise_at_once(op_type: str) -> None:
     with pytest.raises(GeError):
         opcheck(f"{op_type}Missing", [a, a])
 
-    @register_op(op_type=f"{op_type}NoImpl")
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(f"{op_type}NoImpl")
 
     with pytest.raises(GeError, match="has no implementation"):
         opcheck(f"{op_type}NoImpl", [a])

@@ -4,11 +4,11 @@ holds one runs its implementation (``execute`` or ``declare_launch_args``) and a
 ``mutates_args``, ``-1`` dims re-inferred with real shapes, failures naming the node, no
 constant folding of custom ops, and re-registration dropping what was cached."""
 
-# ruff: noqa: UP006, UP035, UP045  (typing.List/Optional are annotation kinds GE-PY reads)
+# ruff: noqa: UP045  (typing.List/Optional are annotation kinds GE-PY reads)
 from __future__ import annotations
 
 import itertools
-from typing import Any, List, Optional, Tuple
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -18,9 +18,6 @@ from ge import runtime
 from ge.compiler.fold import fold_constants
 from ge.compiler.pipeline import optimize_graph
 from ge.custom_op import (
-    AnnotatedKernelLaunchInfo,
-    eager_call,
-    get_declare_launch_args_ctx,
     get_execute_ctx,
     register_op,
     register_op_impl,
@@ -33,36 +30,20 @@ from ge.graph import Tensor as GraphTensor
 from ge.ops import eval_graph
 from ge.ops.registry import get_op
 from ge.runtime import StorageFormat, StorageShape, Tensor, TensorDesc, launch_kernel
-from tests.custom_op._kernels import binary, kernel
+from tests.custom_op._kernels import kernel
+from tests.custom_op._ops import (
+    CALLS,
+    SHAPES,
+    output_like,
+    rand,
+    register_add,
+    register_inc,
+    register_mix,
+    register_unary,
+    same,
+)
 
-CALLS: list[Any] = []
-SHAPES: list[list[int]] = []
 _graph_ids = itertools.count(100)
-
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Any:
-    eager_call.cache_clear()
-    CALLS.clear()
-    SHAPES.clear()
-    yield
-    eager_call.cache_clear()
-
-
-def _same(x: TensorDesc) -> TensorDesc:
-    return TensorDesc(x.shape, x.data_type)
-
-
-def _out(ctx: Any, index: int, like: Tensor) -> Any:
-    return ctx.malloc_output_tensor(index, like.shape, like.format, like.data_type)
-
-
-def _launch_add(ctx: Any, x: Tensor, y: Tensor, z: Tensor) -> None:
-    launch_kernel(kernel("add"), 2, ctx.get_stream(), [x.addr, y.addr, z.addr, x.shape_size])
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
 def _run(session: Any, graph: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
@@ -82,94 +63,6 @@ def _agree(session: Any, graph: Any, arrays: list[np.ndarray], expected: list[An
         np.testing.assert_allclose(got_eval, got_run, rtol=1e-6)  # exp: a kernel vs numpy
 
 
-# --- ops ----------------------------------------------------------------------------------------
-def _register_add(op_type: str, *, declared: bool = False) -> Any:
-    """z = x + y by execute (or declare_launch_args); infer_meta records the shapes it sees."""
-
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc, y: TensorDesc) -> TensorDesc:
-        SHAPES.append(x.shape.origin_shape.dims)
-        if x.shape.storage_shape.dims != y.shape.storage_shape.dims:
-            raise ValueError("x and y must have the same shape")
-        return _same(x)
-
-    if declared:
-
-        class Impl:
-            def declare_launch_args(self, x: Tensor, y: Tensor, z: Tensor) -> None:
-                CALLS.append(("declare", x.storage_shape.dims))
-                ctx = get_declare_launch_args_ctx()
-                args = ctx.create_kernel_args()
-                args.append_input(0, x)
-                args.append_input(1, y)
-                args.append_output(0, z)
-                args.append_scalar(x.shape_size)
-                info = AnnotatedKernelLaunchInfo(
-                    kernel_name="add", kernel_bin=binary("add"), block_dim=2, stream_id=0
-                )
-                ctx.add_launch(info, args)
-
-    else:
-
-        class Impl:  # type: ignore[no-redef]
-            def execute(self, x: Tensor, y: Tensor) -> None:
-                CALLS.append(("execute", x.storage_shape.dims))
-                ctx = get_execute_ctx()
-                _launch_add(ctx, x, y, _out(ctx, 0, x))
-
-    register_op_impl(op_type=op_type)(Impl)
-    return getattr(ge.es.custom, op_type)
-
-
-def _register_mix(op_type: str) -> Any:
-    """output0 = x * scale + (bias or 0); output1[k] = xs[k] + x."""
-
-    @register_op(op_type=op_type)
-    def infer(
-        x: TensorDesc, bias: Optional[TensorDesc], xs: List[TensorDesc], *, scale: float = 1.0
-    ) -> Tuple[TensorDesc, List[TensorDesc]]:
-        return _same(x), [_same(d) for d in xs]
-
-    @register_op_impl(op_type=op_type)
-    class Impl:
-        def execute(
-            self, x: Tensor, bias: Optional[Tensor], xs: List[Tensor], *, scale: float
-        ) -> None:
-            CALLS.append(("execute", bias is not None, len(xs), scale))
-            ctx = get_execute_ctx()
-            out0 = _out(ctx, 0, x)
-            params = ctx.malloc_workspace(8)
-            runtime.memcpy_h2d(params, np.array([scale, 0.0], np.float32))
-            launch_kernel(
-                kernel("affine"), 2, ctx.get_stream(), [x.addr, out0.addr, x.shape_size, params]
-            )
-            if bias is not None:
-                _launch_add(ctx, out0, bias, out0)
-            for k, t in enumerate(xs):
-                _launch_add(ctx, t, x, _out(ctx, 1 + k, t))
-
-    return getattr(ge.es.custom, op_type)
-
-
-def _register_inc(op_type: str) -> Any:
-    """x += 1 in place (mutates_args: output 0 is x); output1 = y * 2."""
-
-    @register_op(op_type=op_type, mutates_args=(("x", 0),))
-    def infer(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
-        return _same(x), _same(y)
-
-    @register_op_impl(op_type=op_type)
-    class Impl:
-        def execute(self, x: Tensor, y: Tensor) -> None:
-            ctx = get_execute_ctx()
-            ctx.make_output_ref_input(0, 0)
-            launch_kernel(kernel("add_one_in_place"), 1, ctx.get_stream(), [x.addr, x.shape_size])
-            z = _out(ctx, 1, y)
-            launch_kernel(kernel("scale2"), 1, ctx.get_stream(), [y.addr, z.addr, y.shape_size])
-
-    return getattr(ge.es.custom, op_type)
-
-
 def _add_graph(add: Any, shape: list[int]) -> Any:
     """exp(add(x, y)) * 2: the op between built-ins."""
     b = GraphBuilder("g")
@@ -182,8 +75,8 @@ def _add_graph(add: Any, shape: list[int]) -> Any:
 def test_eval_graph_runs_the_op_and_agrees_with_run_graph(
     session: Any, op_type: str, declared: bool
 ) -> None:
-    add = _register_add(op_type, declared=declared)
-    a, c = _rand(2, 3), _rand(2, 3, seed=1)
+    add = register_add(op_type, declared=declared)
+    a, c = rand(2, 3), rand(2, 3, seed=1)
     _agree(session, _add_graph(add, [2, 3]), [a, c], [np.exp(a + c) * 2])
     assert CALLS[0] == ("declare" if declared else "execute", [2, 3])
 
@@ -193,7 +86,7 @@ def test_eval_graph_runs_the_op_and_agrees_with_run_graph(
 def test_optional_dynamic_inputs_attrs_and_dynamic_outputs(
     session: Any, op_type: str, with_bias: bool, count: int
 ) -> None:
-    mix = _register_mix(op_type)
+    mix = register_mix(op_type)
     b = GraphBuilder("g")
     index = itertools.count()
     x = b.create_input(next(index), shape=[4])
@@ -201,7 +94,7 @@ def test_optional_dynamic_inputs_attrs_and_dynamic_outputs(
     xs = [b.create_input(next(index), shape=[4]) for _ in range(count)]
     out = mix(x, bias, xs, output1_num=count, scale=3.0)
     graph = b.build_and_reset([out.output0, *out.output1])
-    arrays = [_rand(4, seed=k) for k in range(next(index))]
+    arrays = [rand(4, seed=k) for k in range(next(index))]
     xv, rest = arrays[0], arrays[2:] if with_bias else arrays[1:]
     expected = [xv * np.float32(3.0) + (arrays[1] if with_bias else 0), *[t + xv for t in rest]]
     _agree(session, graph, arrays, expected)
@@ -209,20 +102,20 @@ def test_optional_dynamic_inputs_attrs_and_dynamic_outputs(
 
 
 def test_unknown_dims_are_inferred_with_the_real_shapes(session: Any, op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type)
     graph = _add_graph(add, [-1, 3])
     SHAPES.clear()
-    a = _rand(5, 3)
+    a = rand(5, 3)
     _agree(session, graph, [a, a], [np.exp(a + a) * 2])
     assert [5, 3] in SHAPES and CALLS[0] == ("execute", [5, 3])
     with pytest.raises(GeError, match="x and y must have the same shape"):
-        eval_graph(graph, [a, _rand(4, 3)])  # infer_meta refuses the real shapes, naming the op
+        eval_graph(graph, [a, rand(4, 3)])  # infer_meta refuses the real shapes, naming the op
 
 
 def test_mutates_args_returns_the_new_value_and_leaves_the_inputs(
     session: Any, op_type: str
 ) -> None:
-    inc = _register_inc(op_type)
+    inc = register_inc(op_type)
     b = GraphBuilder("g")
     x, y = b.create_input(0, shape=[5]), b.create_input(1, shape=[5])
     out = inc(x, y)
@@ -237,10 +130,10 @@ def test_mutates_args_returns_the_new_value_and_leaves_the_inputs(
 
 
 def test_a_second_evaluation_runs_the_cached_plan(op_type: str) -> None:
-    add = _register_add(op_type, declared=True)
+    add = register_add(op_type, declared=True)
     graph = _add_graph(add, [8])
     for seed in range(3):
-        a = _rand(8, seed=seed)
+        a = rand(8, seed=seed)
         np.testing.assert_allclose(eval_graph(graph, [a, a])[0], np.exp(a + a) * 2, rtol=1e-6)
     assert CALLS == [("declare", [8])]  # declared once, run three times
 
@@ -250,7 +143,7 @@ def test_an_op_whose_only_input_is_absent(session: Any, op_type: str) -> None:
 
     @register_op(op_type=op_type)
     def infer(x: Optional[TensorDesc], *, n: int = 3) -> TensorDesc:
-        return TensorDesc([n], DataType.DT_FLOAT) if x is None else _same(x)
+        return TensorDesc([n], DataType.DT_FLOAT) if x is None else same(x)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -287,15 +180,13 @@ def test_a_shape_computed_by_a_custom_op(session: Any, op_type: str) -> None:
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[-1, 3])
     graph = b.build_and_reset([ge.es.Reshape(x, getattr(ge.es.custom, op_type)(x))])
-    a = _rand(4, 3)
+    a = rand(4, 3)
     _agree(session, graph, [a], [a.reshape(1, 12)])
 
 
 # --- errors -------------------------------------------------------------------------------------
 def test_an_execute_that_raises_is_a_ge_error_naming_the_node(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -317,9 +208,7 @@ def test_an_execute_that_raises_is_a_ge_error_naming_the_node(op_type: str) -> N
 def test_the_error_names_the_graph_node_not_the_one_node_graphs(op_type: str) -> None:
     calls = itertools.count()
 
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     @register_op_impl(op_type=op_type)
     class Impl:
@@ -327,7 +216,9 @@ def test_the_error_names_the_graph_node_not_the_one_node_graphs(op_type: str) ->
             ctx = get_execute_ctx()
             if next(calls) == 1:
                 raise ValueError("second call")
-            launch_kernel(kernel("scale2"), 1, ctx.get_stream(), [x.addr, _out(ctx, 0, x).addr, 3])
+            launch_kernel(
+                kernel("scale2"), 1, ctx.get_stream(), [x.addr, output_like(ctx, 0, x).addr, 3]
+            )
 
     fn = getattr(ge.es.custom, op_type)
     b = GraphBuilder("g")
@@ -337,9 +228,7 @@ def test_the_error_names_the_graph_node_not_the_one_node_graphs(op_type: str) ->
 
 
 def test_no_implementation_says_how_to_register_one(op_type: str) -> None:
-    @register_op(op_type=op_type)
-    def infer(x: TensorDesc) -> TensorDesc:
-        return _same(x)
+    register_unary(op_type)
 
     b = GraphBuilder("g")
     graph = b.build_and_reset([getattr(ge.es.custom, op_type)(b.create_input(0, shape=[2]))])
@@ -349,7 +238,7 @@ def test_no_implementation_says_how_to_register_one(op_type: str) -> None:
 
 # --- folding --------------------------------------------------------------------------------------
 def test_a_custom_op_fed_only_by_consts_is_not_folded(session: Any, op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type)
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[2])
     c = b.create_const_float([1.0, 2.0], shape=[2])
@@ -368,9 +257,9 @@ def test_a_custom_op_fed_only_by_consts_is_not_folded(session: Any, op_type: str
 
 # --- re-registration ------------------------------------------------------------------------------
 def test_registering_the_implementation_again_drops_the_cached_plan(op_type: str) -> None:
-    add = _register_add(op_type)
+    add = register_add(op_type)
     graph = _add_graph(add, [4])
-    a = _rand(4)
+    a = rand(4)
     np.testing.assert_allclose(eval_graph(graph, [a, a])[0], np.exp(a + a) * 2, rtol=1e-6)
     registry._unregister(op_type)
 
@@ -378,7 +267,9 @@ def test_registering_the_implementation_again_drops_the_cached_plan(op_type: str
     class Twice:
         def execute(self, x: Tensor, y: Tensor) -> None:
             ctx = get_execute_ctx()
-            launch_kernel(kernel("scale2"), 1, ctx.get_stream(), [x.addr, _out(ctx, 0, x).addr, 4])
+            launch_kernel(
+                kernel("scale2"), 1, ctx.get_stream(), [x.addr, output_like(ctx, 0, x).addr, 4]
+            )
 
     np.testing.assert_allclose(eval_graph(graph, [a, a])[0], np.exp(a * 2) * 2, rtol=1e-6)
     np.testing.assert_allclose(eval_graph(graph, [a, a + 1])[0], np.exp(a * 2) * 2, rtol=1e-6)

@@ -119,9 +119,7 @@ def _new_node(
     layout = fixed_layout(op)
     if layout is not None and (name is None or isinstance(name, str)):
         # Port names made here from the IR, so Graph.add_node's checks of them are skipped.
-        return graph._add_node_named(
-            op.type, name, list(layout.input_names), list(layout.output_names)
-        )
+        return graph._add_node_named(op.type, name, layout.input_names, layout.output_names)
     return graph.add_node(
         op.type,
         name,

@@ -192,10 +192,7 @@ def _add_any_node(
     node = _new_node(graph, op, name, in_counts, out_counts)
     registered: list[Graph] = []
     try:
-        node._source = source
-        node._op = op
-        if attrs or op.attrs:
-            _set_attrs(op, node, attrs or {})
+        _annotate(node, op, attrs, source)
         for port, src in enumerate(flat_inputs):
             if src is not None:
                 graph.add_data_edge(src[0], src[1], node, port)
@@ -218,6 +215,14 @@ def _add_any_node(
         graph.remove_node(node)
         raise
     return node
+
+
+def _annotate(node: Node, op: OpDef, attrs: dict[str, Any] | None, source: str | None) -> None:
+    """The new node's op record, user ``file:line`` and attributes (defaults filled in)."""
+    node._source = source
+    node._op = op
+    if attrs or op.attrs:
+        _set_attrs(op, node, attrs or {})
 
 
 def _ones(counts: Sequence[int], size: int) -> bool:
@@ -267,10 +272,7 @@ def _complete(
     """Attributes, edges from the checked ``inputs`` and inferred outputs of a new node of a
     fixed-layout op; on any failure the node is removed again."""
     try:
-        node._source = source
-        node._op = op
-        if attrs or op.attrs:
-            _set_attrs(op, node, attrs or {})
+        _annotate(node, op, attrs, source)
         for port, src in enumerate(inputs):
             if src is not None:
                 src[0]._out_edges[src[1]].append((node, port))

@@ -31,7 +31,7 @@ from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
 from ge.ops.layout import input_groups
-from ge.ops.registry import get_op
+from ge.ops.registry import find_op, get_op
 from ge.ops.schema import ExecContext, OpDef
 
 __all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
@@ -198,11 +198,12 @@ def _view_source(
 ) -> int | None:
     """The intermediate buffer whose bytes ``node``'s output can be, with no task: the input
     of a ``VIEW_OPS`` node, unless it holds a graph output (those get buffers of their own)
-    or the bytes differ in type or size."""
+    or the bytes differ in type or size, or an op that may write its input in place reads the
+    source or the view (a custom op with ``mutates_args``: the other side would see it)."""
     if node._type not in VIEW_OPS or len(node._output_descs) != 1 or not node._in_edges:
         return None
     edge = node._in_edges[0]
-    if edge is None:
+    if edge is None or _written_in_place(edge[0]._out_edges[edge[1]] + node._out_edges[0]):
         return None
     src = port_buf[(id(edge[0]), edge[1])]
     root = plan.views.get(src, src)
@@ -213,6 +214,16 @@ def _view_source(
     if want.dtype != have.dtype or want.nbytes != have.nbytes:
         return None
     return root
+
+
+def _written_in_place(consumers: list[tuple[Node, int]]) -> bool:
+    """Whether one of ``consumers`` is an impure op other than the graph output (the ops that
+    may write an input in place are impure: custom ops with ``mutates_args``)."""
+    for dst, _ in consumers:
+        op = find_op(dst._type)
+        if op is None or (not op.pure and op.io != "output"):
+            return True
+    return False
 
 
 def _add_view(plan: Plan, node: Node, root: int) -> int:

@@ -273,3 +273,41 @@ def test_registering_the_implementation_again_drops_the_cached_plan(op_type: str
 
     np.testing.assert_allclose(eval_graph(graph, [a, a])[0], np.exp(a * 2) * 2, rtol=1e-6)
     np.testing.assert_allclose(eval_graph(graph, [a, a + 1])[0], np.exp(a * 2) * 2, rtol=1e-6)
+
+
+# --- views and in-place writes -------------------------------------------------------------------
+@pytest.mark.parametrize("declared", [False, True], ids=["execute", "declare_launch_args"])
+def test_an_op_writing_a_reshaped_value_in_place_leaves_the_source(
+    session: Any, op_type: str, declared: bool
+) -> None:
+    """A Reshape of an intermediate is a view with no copy, unless an op that writes its input
+    in place (mutates_args) reads it: then the source, read again later, must keep its bytes."""
+    inc = register_inc(op_type, declared=declared)
+    b = GraphBuilder("g")
+    x, y = b.create_input(0, shape=[2, 8]), b.create_input(1, shape=[16])
+    t = x + 1.0
+    bumped = inc(t.reshape([16]), y)
+    later = t.sum(axis=1)  # a separate kernel, after the op wrote the reshaped copy
+    graph = b.build_and_reset([bumped.ref_x, later])
+    a, c = rand(2, 8), rand(16, seed=1)
+    got = _run(session, graph, [a, c])
+    np.testing.assert_allclose(got[0], (a + 1.0).reshape(16) + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(got[1], (a + 1.0).sum(axis=1), rtol=1e-5)
+
+
+def test_a_reshape_read_after_its_source_was_written_in_place_keeps_the_old_bytes(
+    session: Any, op_type: str
+) -> None:
+    """The other side: the op writes the source in place after a Reshape of it was taken."""
+    inc = register_inc(op_type)
+    b = GraphBuilder("g")
+    x, y = b.create_input(0, shape=[16]), b.create_input(1, shape=[16])
+    t = x + 1.0
+    flat = t.reshape([2, 8])
+    bumped = inc(t, y)
+    later = flat.sum(axis=1)  # a separate kernel, after the op wrote t
+    graph = b.build_and_reset([bumped.ref_x, later])
+    a, c = rand(16), rand(16, seed=1)
+    got = _run(session, graph, [a, c])
+    np.testing.assert_allclose(got[0], a + 2.0, rtol=1e-6)
+    np.testing.assert_allclose(got[1], (a + 1.0).reshape(2, 8).sum(axis=1), rtol=1e-5)

@@ -159,7 +159,7 @@ _UNARY = (
         "Relu",
         lambda x: np.maximum(x, x.dtype.type(0)),
         rules.FLOATS | SIGNED | {_D.DT_UINT8, _D.DT_UINT16},
-        "a if (a > 0 or a != a) else a * 0",  # NaN stays NaN, as np.maximum
+        "a if (a > 0 or a != a) else 0",  # NaN stays NaN and -inf gives 0, as np.maximum
         group="nn",
     ),
     _Unary("Gelu", _gelu, _FLOAT_FN, _GELU, group="nn"),

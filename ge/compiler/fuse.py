@@ -198,9 +198,17 @@ class _Fusion:
 
 
 def _input_count(a: _Group, b: _Group) -> int:
-    """Outside inputs of ``a`` + ``b`` (what ``outside_inputs`` of the union counts)."""
-    keys = a.reads.keys() | b.reads.keys()
-    return sum(1 for k in keys if k[0] not in a.ids and k[0] not in b.ids)
+    """Outside inputs of ``a`` + ``b`` (what ``outside_inputs`` of the union counts), without
+    building the union (this runs per merge)."""
+    a_ids, b_ids, a_reads = a.ids, b.ids, a.reads
+    count = 0
+    for k in a_reads:
+        if k[0] not in a_ids and k[0] not in b_ids:
+            count += 1
+    for k in b.reads:
+        if k not in a_reads and k[0] not in a_ids and k[0] not in b_ids:
+            count += 1
+    return count
 
 
 JoinRule = Callable[[_Fusion, _Group, _Group], bool]

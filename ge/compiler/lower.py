@@ -13,6 +13,7 @@ liveness (a view's reads keep its source live).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import numpy as np
 
 from ge.compiler.memory_plan import plan_offsets
 from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan
-from ge.error import GeError, GraphError
+from ge.error import GeError, GeValueError, GraphError
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
@@ -47,13 +48,26 @@ class ValueDependentShapeError(GeError):
     (e.g. a Reshape whose target shape is a graph input), so no static plan exists."""
 
 
+MAX_BUFFER_BYTES = 1 << 48
+"""The largest tensor a plan may hold: the 48-bit address space of x86-64 and arm64 (a shape
+decided by input values, such as ``Tile`` multiples of ``2**63 - 1``, can ask for more)."""
+
+
 def spec_of(desc: TensorDesc, kind: BufferKind, index: int) -> BufferSpec:
     shape = tuple(desc._shape)
     if any(d < 0 for d in shape):
         raise ValueDependentShapeError(
             f"a tensor of shape {list(shape)} stays unknown with concrete input shapes"
         )
-    return BufferSpec(kind, index, shape, numpy_dtype(desc._data_type))
+    dtype = numpy_dtype(desc._data_type)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > MAX_BUFFER_BYTES:
+        raise GeValueError(
+            f"a tensor of shape {list(shape)} and type {desc._data_type.name} would take "
+            f"{nbytes:.3g} bytes, more than any address space holds (2**48); check the inputs "
+            f"that decide its shape"
+        )
+    return BufferSpec(kind, index, shape, dtype)
 
 
 @dataclass

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ge.es
-from ge.error import GeValueError
+from ge.error import GeError, GeValueError
 from ge.es import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import DataType, Graph, Tensor
@@ -107,6 +107,36 @@ def test_wrong_count_shape_and_type_are_value_errors() -> None:
     ):
         with pytest.raises(GeValueError, match="RunGraph failed; graph_id=1; "):
             s.run_graph(1, inputs)
+
+
+@pytest.mark.parametrize(
+    ("multiple", "error", "message"),
+    [
+        (2**63 - 1, GeValueError, r"graph_id=1; a tensor of shape \[3, \d+, 2\]"),
+        (2**40, GeError, r"graph_id=1; malloc: out of device memory"),
+    ],
+    ids=["past any address space", "past this machine's memory"],
+)
+def test_a_shape_no_memory_could_hold_is_a_ge_error(
+    multiple: int, error: type[GeError], message: str
+) -> None:
+    """Tile multiples decide the output shape at run time; one past any address space is a
+    ValueError naming the shape (it leaked OverflowError from the plan builder), one past
+    the memory here fails to allocate; the session runs sizes that fit afterwards."""
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[1, 1, 2], data_type=DataType.DT_BOOL)
+    multiples = b.create_input(1, shape=[3], data_type=DataType.DT_INT64)
+    s = Session()
+    s.add_graph(1, b.build_and_reset([ge.es.Tile(x, multiples)]))
+    inputs = [
+        Tensor.from_numpy(np.array([[[False, True]]])),
+        Tensor.from_numpy(np.array([3, multiple, 1], np.int64)),
+    ]
+    with pytest.raises(error, match=message):
+        s.run_graph(1, inputs)
+    ok = [inputs[0], Tensor.from_numpy(np.array([2, 1, 3], np.int64))]
+    (out,) = s.run_graph(1, ok)  # the session still runs sizes that fit
+    np.testing.assert_array_equal(out.numpy(), np.tile([[[False, True]]], [2, 1, 3]))
 
 
 _CHILD = """

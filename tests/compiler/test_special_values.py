@@ -42,3 +42,12 @@ def test_relu_of_integers_is_numpys(dtype: Any) -> None:
     got = _run(es.Relu, values)
     assert got.dtype == values.dtype
     np.testing.assert_array_equal(got, np.maximum(values, dtype(0)))
+
+
+@pytest.mark.parametrize("op", ["SoftmaxV2", "LogSoftmaxV2"])
+def test_softmax_over_no_axes_is_the_references_ones_or_zeros(op: str) -> None:
+    """Each element its own row: ones (zeros for the log form) as the reference defines it,
+    for inf and NaN too (a kernel's x - max made those NaN; found by the graph search)."""
+    values = np.array(SPECIAL, np.float32)
+    got = _run(lambda x: getattr(es, op)(x, axes=[]), values)
+    np.testing.assert_array_equal(got, np.zeros(7) if op == "LogSoftmaxV2" else np.ones(7))

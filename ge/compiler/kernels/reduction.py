@@ -272,6 +272,8 @@ def lower_softmax(log: bool) -> Lowering:
         if not shape or 0 in shape or len(shape) > MAX_RANK:
             return None
         axes = rules.normalize_axes(ctx.attrs["axes"], len(shape))
+        if not axes:  # each element its own row: the reference's ones (zeros for log), even
+            return None  # for inf and NaN, which a kernel's x - max would make NaN
         dims = _split(shape, axes)
         n_out = int(np.prod(dims[0], dtype=np.int64)) if dims[0] else 1
         n_red = int(np.prod(dims[2], dtype=np.int64))

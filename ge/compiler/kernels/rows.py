@@ -365,7 +365,7 @@ def _softmax(log: bool) -> Lowering:
         if not spec.shape or spec.dtype.name not in _TYPES or 0 in spec.shape:
             return None
         axes = rules.normalize_axes(ctx.attrs["axes"], len(spec.shape))
-        split = _trailing(tuple(spec.shape), axes)
+        split = _trailing(tuple(spec.shape), axes) if axes else None  # no axes: the reference
         if split is None:
             return None
         rows, cols = split

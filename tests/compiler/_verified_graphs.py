@@ -494,7 +494,10 @@ def _feeds(draw: st.DrawFn, feeds: dict[int, Feed]) -> list[Any]:
     if not feeds:
         return []
     arrays: list[Any] = []
-    for index in range(max(max(feeds) + 1, 0)):
+    # a graph whose Data indexes run past 64 (a mutated index) gets one feed per Data: the
+    # wrong count, which ge must refuse (a feed per index up to 2**31 would exhaust memory)
+    indexes = sorted(feeds) if max(feeds) >= 64 else range(max(max(feeds) + 1, 0))
+    for index in indexes:
         feed = feeds.get(index)
         if feed is None:
             arrays.append(np.zeros(2, np.float32))

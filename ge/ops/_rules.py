@@ -138,12 +138,24 @@ def one_int(value: object, what: str) -> int:
     flat = np.asarray(value).reshape(-1)
     if flat.size != 1:
         raise InferError(f"{what} must hold one value, got {flat.size}: {flat.tolist()[:8]}")
-    return int(flat[0])
+    return _integer(flat[0], what)
+
+
+def _integer(value: object, what: str) -> int:
+    """``value`` as an int; an ``InferError`` for inf, NaN or a fraction (a float tensor fed
+    where axes belong), which ``int()`` would turn into OverflowError or truncate."""
+    try:
+        as_int = int(value)  # type: ignore[call-overload]
+    except (OverflowError, ValueError, TypeError):
+        raise InferError(f"{what} must be integers, got {value!r}") from None
+    if as_int != value:
+        raise InferError(f"{what} must be integers, got {value!r}")
+    return as_int
 
 
 def normalize_axes(axes: Iterable[int], rank: int, what: str = "axes") -> list[int]:
     """Normalised, de-duplicated, sorted axes; duplicates after normalisation are an error."""
-    norm = [normalize_axis(int(a), rank, what) for a in axes]
+    norm = [normalize_axis(_integer(a, what), rank, what) for a in axes]
     if len(set(norm)) != len(norm):
         raise InferError(f"{what} {list(axes)} repeat an axis")
     return sorted(norm)

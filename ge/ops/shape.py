@@ -194,6 +194,8 @@ def _squeeze_shape(shape: list[int], axis: list[int]) -> list[int]:
         if -1 in shape:
             raise InferError(f"cannot squeeze all size-1 dims of {shape}: some are unknown")
         return [d for d in shape if d != 1]
+    if not shape:  # numpy: a 0-d array has no axis to squeeze
+        raise InferError(f"cannot squeeze axis {axis} of a scalar: it has no axes")
     axes = rules.normalize_axes(axis, len(shape), "axis")
     for a in axes:
         if shape[a] not in (1, -1):

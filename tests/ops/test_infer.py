@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ge.error import GeError, GeValueError, GraphError, InferError
-from ge.graph import DataType, Graph, Node, TensorDesc
+from ge.graph import DataType, Graph, Node, Tensor, TensorDesc
 from ge.ops import add_op_node, eval_graph, infer_graph, infer_node
 
 from ._cases import const_node, data_node
@@ -482,3 +482,28 @@ def test_infer_graph_needs_a_shape_per_data_index() -> None:
     g, _ = _pipeline()
     with pytest.raises(GraphError, match="input_shapes"):
         infer_graph(g, input_shapes=[[5, 3]])
+
+
+# --- found by the slow verified-graphs search ----------------------------------------------------
+@pytest.mark.parametrize("axis", [[0], [-1]])
+def test_squeezing_an_axis_of_a_scalar_is_an_infer_error(axis: list[int]) -> None:
+    """numpy: a 0-d array has no axis to squeeze (this raised IndexError)."""
+    g = Graph("g")
+    x = data_node(g, 0, [], "float32")
+    with pytest.raises(InferError, match=r"cannot squeeze axis .* of a scalar"):
+        add_op_node(g, "Squeeze", [(x, 0)], {"axis": axis})
+    assert [n.name for n in g.get_direct_nodes()] == [x.name]
+
+
+@pytest.mark.parametrize("value", [-np.inf, np.nan, 1.5])
+def test_axes_that_are_not_integers_are_an_infer_error(value: float) -> None:
+    """A float Const where axes belong (an edited graph) is refused by verify's re-inference
+    naming the value; int(-inf) leaked OverflowError from Graph.verify."""
+    g = Graph("g")
+    x = data_node(g, 0, [2, 3], "float32")
+    axes = const_node(g, np.array([1], np.int32))
+    node = add_op_node(g, "ReduceMax", [(x, 0), (axes, 0)])
+    axes.set_attr("value", Tensor.from_numpy(np.array([value], np.float32)))
+    with pytest.raises(GraphError, match="axes must be integers"):
+        g.verify()
+    assert node.graph is g

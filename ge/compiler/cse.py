@@ -32,7 +32,7 @@ def _desc_key(desc: TensorDesc) -> Any:
 def _attr_key(value: Any) -> Any:
     if isinstance(value, Tensor):
         raw = value._bytes  # host bytes hash as they are; device data is copied out first
-        data = raw if raw is not None and raw.flags.c_contiguous else value._host_bytes()
+        data = raw.data if raw is not None and raw.flags.c_contiguous else value._host_bytes()
         return ("tensor", _desc_key(value._desc), hashlib.sha1(data).digest())
     if isinstance(value, tuple):
         return tuple(_attr_key(v) for v in value)

@@ -145,7 +145,7 @@ def _integer(value: object, what: str) -> int:
     """``value`` as an int; an ``InferError`` for inf, NaN or a fraction (a float tensor fed
     where axes belong), which ``int()`` would turn into OverflowError or truncate."""
     try:
-        as_int = int(value)  # type: ignore[call-overload]
+        as_int: int = int(value)  # type: ignore[call-overload]
     except (OverflowError, ValueError, TypeError):
         raise InferError(f"{what} must be integers, got {value!r}") from None
     if as_int != value:

@@ -13,7 +13,6 @@ liveness (a view's reads keep its source live).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
+from ge.ops._rules import too_big
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
 from ge.ops.layout import input_groups
 from ge.ops.registry import find_op, get_op
@@ -48,26 +48,16 @@ class ValueDependentShapeError(GeError):
     (e.g. a Reshape whose target shape is a graph input), so no static plan exists."""
 
 
-MAX_BUFFER_BYTES = 1 << 48
-"""The largest tensor a plan may hold: the 48-bit address space of x86-64 and arm64 (a shape
-decided by input values, such as ``Tile`` multiples of ``2**63 - 1``, can ask for more)."""
-
-
 def spec_of(desc: TensorDesc, kind: BufferKind, index: int) -> BufferSpec:
     shape = tuple(desc._shape)
     if any(d < 0 for d in shape):
         raise ValueDependentShapeError(
             f"a tensor of shape {list(shape)} stays unknown with concrete input shapes"
         )
-    dtype = numpy_dtype(desc._data_type)
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes > MAX_BUFFER_BYTES:
-        raise GeValueError(
-            f"a tensor of shape {list(shape)} and type {desc._data_type.name} would take "
-            f"{nbytes:.3g} bytes, more than any address space holds (2**48); check the inputs "
-            f"that decide its shape"
-        )
-    return BufferSpec(kind, index, shape, dtype)
+    problem = too_big(shape, desc._data_type)
+    if problem is not None:
+        raise GeValueError(problem)
+    return BufferSpec(kind, index, shape, numpy_dtype(desc._data_type))
 
 
 @dataclass

@@ -7,6 +7,7 @@ input descs and the user's line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -120,6 +121,27 @@ def promote_types(*types: DataType) -> DataType:
             return DataType.DT_FLOAT
         names = ", ".join(t.name for t in distinct)
         raise InferError(f"no common type for {names}") from None
+
+
+MAX_TENSOR_BYTES = 1 << 48
+"""The largest tensor ge computes: the 48-bit address space of x86-64 and arm64. A shape that
+input values decide (``Tile`` multiples, a ``BroadcastTo`` target of ``2**63 - 1``) can ask
+for more; evaluation and lowering refuse it with this rule's message."""
+
+
+def too_big(shape: Sequence[int], data_type: DataType) -> str | None:
+    """Why a tensor of ``shape`` and ``data_type`` cannot exist, or ``None`` if it can (or its
+    size is not known yet)."""
+    if any(d < 0 for d in shape):
+        return None
+    nbytes = math.prod(shape) * numpy_dtype(data_type).itemsize
+    if nbytes <= MAX_TENSOR_BYTES:
+        return None
+    return (
+        f"a tensor of shape {list(shape)} and type {data_type.name} would take {nbytes:.3g} "
+        f"bytes, more than any address space holds (2**48); check the inputs that decide its "
+        f"shape"
+    )
 
 
 def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:

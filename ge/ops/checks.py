@@ -37,6 +37,13 @@ def check_node(node: Node) -> Iterator[str]:
         required = not spec.optional and not spec.dynamic and op.io != "input"
         if required and node._in_edges[ports[0]] is None:
             yield f"node {node._name} ({op.type}): required input '{spec.name}' is not connected"
+        elif spec.dynamic and op.io != "input":  # every instance of a dynamic input is fed
+            loose = [k for k, port in enumerate(ports) if node._in_edges[port] is None]
+            if loose:
+                yield (
+                    f"node {node._name} ({op.type}): dynamic input '{spec.name}' instances "
+                    f"{loose} are not connected; connect them or rebuild the node with fewer"
+                )
     for attr in op.attrs:
         stored = node._attrs.get(attr.name)
         if stored is None:

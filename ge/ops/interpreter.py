@@ -31,6 +31,7 @@ from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
+from ge.ops._rules import too_big
 from ge.ops.infer import (
     _subgraph_slot,
     _subgraphs_of,
@@ -128,6 +129,10 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
     outputs = list(node._output_descs)
     if not op.subgraphs and _decided_at_run_time(node, op):
         outputs = infer_on_values(node, op, inputs)
+    for desc in outputs:
+        problem = too_big(desc._shape, desc._data_type)
+        if problem is not None:  # before numpy tries (and fails some other way)
+            raise GeValueError(f"node {node._name} ({op.type}): {problem}")
     out_groups = output_groups(op, node)
     ctx = ExecContext(
         op,

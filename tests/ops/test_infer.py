@@ -507,3 +507,25 @@ def test_axes_that_are_not_integers_are_an_infer_error(value: float) -> None:
     with pytest.raises(GraphError, match="axes must be integers"):
         g.verify()
     assert node.graph is g
+
+
+def test_an_unconnected_instance_of_a_dynamic_input_fails_verify() -> None:
+    """AddN with N=1 whose one input edge was removed ran into an AttributeError in its
+    reference; verify now says which instance is loose."""
+    g = Graph("g")
+    x = data_node(g, 0, [3], "float32")
+    node = add_op_node(g, "AddN", [[(x, 0), (x, 0)]], {"N": 2})
+    g.remove_edge(x, 0, node, 1)
+    with pytest.raises(GraphError, match=r"dynamic input 'x' instances \[1\] are not connected"):
+        g.verify()
+
+
+def test_eval_graph_refuses_a_tensor_past_any_address_space() -> None:
+    """BroadcastTo a target of 2**63 - 1 elements: named before numpy fails its own way."""
+    g = Graph("g")
+    x = data_node(g, 0, [], "float32")
+    target = const_node(g, np.array([2, 2**63 - 1], np.int64))
+    node = add_op_node(g, "BroadcastTo", [(x, 0), (target, 0)])
+    g.set_outputs([(node, 0)])
+    with pytest.raises(GeValueError, match=r"BroadcastTo.*a tensor of shape \[2, \d+\]"):
+        eval_graph(g, [np.float32(1.0)])

@@ -31,6 +31,7 @@ from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops._rules import too_big
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
+from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
 from ge.ops.registry import find_op, get_op
 from ge.ops.schema import ExecContext, OpDef
@@ -123,11 +124,10 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
         exec_ctx = ExecContext(
             op, inputs, ctx.attrs, outputs=descs, subgraphs=subgraphs, run_subgraph=run_subgraph
         )
-        assert op.reference is not None
-        results = op.reference(exec_ctx)
+        results = run_reference(op, exec_ctx, node.name)
         flat: list[Any] = []
         for spec, result in zip(op.outputs, results, strict=True):
-            flat += list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
+            flat += list(result) if spec.dynamic else [result]
         for out, result in zip(views[len(present) :], flat, strict=True):
             value = np.asarray(result)
             if value.shape != out.shape:

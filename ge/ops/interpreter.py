@@ -44,7 +44,7 @@ from ge.ops.layout import input_groups, output_groups
 from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
 
-__all__ = ["eval_graph", "eval_tensors"]
+__all__ = ["eval_graph", "eval_tensors", "run_reference"]
 
 Env = dict[tuple[int, int], np.ndarray]
 
@@ -113,6 +113,30 @@ def _decided_at_run_time(node: Node, op: OpDef) -> bool:
     return False
 
 
+def run_reference(op: OpDef, ctx: ExecContext, node: str) -> Sequence[Any]:
+    """``op.reference(ctx)`` for node ``node``; what it raises other than a ``GeError`` comes
+    out as one naming the node (``GeValueError``/``GeTypeError`` for numpy's ``ValueError``/
+    ``TypeError``), so no bare exception leaves ``eval_graph`` or a plan's host task."""
+    assert op.reference is not None
+    try:
+        return op.reference(ctx)
+    except GeError:
+        raise
+    except MemoryError as e:  # numpy's _ArrayMemoryError says how much it wanted
+        raise GeError(
+            f"node {node} ({op.type}): out of host memory computing its outputs: {e}"
+        ) from e
+    except Exception as e:  # numpy refusing (an array too big to index...): name the node
+        kind = (
+            GeValueError
+            if isinstance(e, ValueError)
+            else GeTypeError
+            if isinstance(e, TypeError)
+            else GeError
+        )
+        raise kind(f"node {node} ({op.type}): its reference failed: {type(e).__name__}: {e}") from e
+
+
 def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) -> None:
     op = get_op(node._type)
     if op.io == "input":
@@ -144,28 +168,10 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
         output_counts=[len(g) for g in out_groups],
         node=node._name,
     )
-    try:
-        results = op.reference(ctx)
-    except GeError:
-        raise
-    except MemoryError as e:  # numpy's _ArrayMemoryError says how much it wanted
-        raise GeError(
-            f"node {node._name} ({op.type}): out of host memory computing its outputs: {e}"
-        ) from e
-    except Exception as e:  # numpy refusing (an array too big to index...): name the node
-        kind = (
-            GeValueError
-            if isinstance(e, ValueError)
-            else GeTypeError
-            if isinstance(e, TypeError)
-            else GeError
-        )
-        raise kind(
-            f"node {node._name} ({op.type}): its reference failed: {type(e).__name__}: {e}"
-        ) from e
+    results = run_reference(op, ctx, node._name)
     port = 0
     for spec, result, group in zip(op.outputs, results, out_groups, strict=True):
-        items: list[Any] = list(result) if spec.dynamic else [result]  # type: ignore[arg-type]
+        items: list[Any] = list(result) if spec.dynamic else [result]
         if len(items) != len(group):
             raise GeError(
                 f"{op.type} reference returned {len(items)} values for output "

@@ -304,6 +304,36 @@ def test_data_dependent_shape_falls_back_to_the_interpreter() -> None:
         registry().unregister(op_type)
 
 
+def _broken_reference(ctx: Any) -> list[np.ndarray]:
+    raise KeyError("a bug in the reference")
+
+
+def test_a_host_task_whose_reference_breaks_raises_a_ge_error_naming_the_node() -> None:
+    """No bare exception leaves a run: a reference running as a plan's host task is wrapped
+    as eval_graph wraps it (it leaked the reference's own AttributeError)."""
+    from ge.ops import OpDef, TensorSpec, register_op_def, registry
+
+    op_type = "TestsExecutableBroken"
+    register_op_def(
+        OpDef(
+            op_type,
+            inputs=(TensorSpec("x"),),
+            outputs=(TensorSpec("y"),),
+            infer=lambda ctx: [ctx.inputs[0]._clone()],
+            reference=_broken_reference,
+            group="custom",
+            source="tests",
+        )
+    )
+    try:
+        graph = build(lambda x: getattr(ge.es.custom, op_type)(x * 1.5) + 1.0, ("x", [8]))
+        compiled = CompiledGraph(graph)
+        with pytest.raises(GeError, match=rf"node {op_type}_\d+ \({op_type}\): its reference "):
+            compiled.run_arrays([f32(8)])
+    finally:
+        registry().unregister(op_type)
+
+
 # --- input checks -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def xy() -> CompiledGraph:

@@ -486,6 +486,8 @@ def _gather_infer(ctx: InferContext) -> list[Any]:
     rules.check_dtype(axis_desc, rules.INDEX, "axis")
     shape, ishape = list(x._shape), list(indices._shape)
     batch = ctx.attrs["batch_dims"]
+    if not shape:  # numpy's take: a 0-d array has no axis to gather along
+        raise InferError("x is a scalar: it has no axis to gather along")
     if rules.is_unknown_rank(shape) or rules.is_unknown_rank(ishape) or ctx.values[2] is None:
         return [rules.desc(rules.UNKNOWN_RANK, x._data_type)]
     axis = rules.normalize_axis(rules.one_int(ctx.values[2], "axis"), len(shape), "axis")
@@ -523,6 +525,8 @@ def gather_index_problem(
 
 def _gather_reference(ctx: ExecContext) -> list[Any]:
     x, indices, axis_value = ctx.inputs
+    if x.ndim == 0:
+        raise GeValueError("GatherV2: x is a scalar: it has no axis to gather along")
     axis = rules.normalize_axis(rules.one_int(axis_value, "axis"), x.ndim, "axis")
     batch = ctx.attrs["batch_dims"]
     batch = batch + indices.ndim if batch < 0 else batch

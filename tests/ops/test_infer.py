@@ -529,3 +529,12 @@ def test_eval_graph_refuses_a_tensor_past_any_address_space() -> None:
     g.set_outputs([(node, 0)])
     with pytest.raises(GeValueError, match=r"BroadcastTo.*a tensor of shape \[2, \d+\]"):
         eval_graph(g, [np.float32(1.0)])
+
+
+def test_gathering_from_a_scalar_is_an_infer_error() -> None:
+    """numpy's take refuses a 0-d array; the reference raised IndexError on it."""
+    g = Graph("g")
+    x = data_node(g, 0, [], "float32")
+    zero = const_node(g, np.array(0, np.int64))
+    with pytest.raises(InferError, match="x is a scalar: it has no axis to gather along"):
+        add_op_node(g, "GatherV2", [(x, 0), (zero, 0), (zero, 0)])

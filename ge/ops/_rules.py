@@ -134,13 +134,15 @@ def too_big(shape: Sequence[int], data_type: DataType) -> str | None:
     size is not known yet)."""
     if any(d < 0 for d in shape):
         return None
-    nbytes = math.prod(shape) * numpy_dtype(data_type).itemsize
-    if nbytes <= MAX_TENSOR_BYTES:
+    # the dims other than 0 count too: an empty [0, 2**31, 2**40] has strides past int64,
+    # which numpy refuses as "too big" as well
+    span = math.prod(d for d in shape if d) * numpy_dtype(data_type).itemsize
+    if span <= MAX_TENSOR_BYTES:
         return None
     return (
-        f"a tensor of shape {list(shape)} and type {data_type.name} would take {nbytes:.3g} "
-        f"bytes, more than any address space holds (2**48); check the inputs that decide its "
-        f"shape"
+        f"a tensor of shape {list(shape)} and type {data_type.name} spans {span:.3g} bytes "
+        f"(its dims other than 0 times the element size), more than any address space holds "
+        f"(2**48); check the inputs that decide its shape"
     )
 
 

@@ -204,3 +204,15 @@ def test_device_inputs_that_cannot_be_read_never_crash(tmp_path: Path) -> None:
     assert got["huge-fill"].endswith(" GeError"), done.stdout
     assert done.stdout.splitlines()[-1] == "done"
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+def test_an_empty_tensor_whose_other_dims_overflow_is_refused() -> None:
+    """[0, 2**31 - 1, 2**40] holds nothing, but its strides pass int64 (numpy refuses it as
+    too big); it leaked OverflowError from the plan builder. Known when the graph compiles,
+    so it is the compile failure's GeError."""
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[0, 1, 1])
+    s = Session()
+    s.add_graph(1, b.build_and_reset([ge.es.Tile(x, [0, 2**31 - 1, 2**40])]))
+    with pytest.raises(GeError, match=r"a tensor of shape \[0, 2147483647, \d+\] .* spans"):
+        s.run_graph(1, [Tensor.from_numpy(np.zeros((0, 1, 1), np.float32))])

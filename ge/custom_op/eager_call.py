@@ -69,6 +69,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ge.custom_op._execution import CustomOpNotImplementedError
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.tensor import Tensor
@@ -325,7 +326,7 @@ def build_graph(call: _Call) -> tuple[Any, Any, list[Any]]:
 
     op = call.op
     if not op.outputs:
-        raise GeError(
+        raise CustomOpNotImplementedError(
             f"{op.type}: not implemented: an eager call of an op without outputs (it would "
             f"return nothing and be removed as dead code); add it to a graph instead"
         )

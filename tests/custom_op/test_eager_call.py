@@ -282,3 +282,21 @@ def test_declared_ref_output_holds_the_mutated_input_in_a_graph(session, op_type
     first, second = session.run_graph(0, [GraphTensor.from_numpy(a), GraphTensor.from_numpy(a)])
     np.testing.assert_array_equal(first.numpy(), a + 1.5)
     np.testing.assert_array_equal(second.numpy(), a * 2)
+
+
+def test_an_op_without_outputs_says_it_is_not_implemented_eagerly(op_type: str) -> None:
+    @register_op(op_type=op_type)
+    def infer(x: TensorDesc) -> None:
+        return None
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, x: Tensor) -> None:
+            CALLS.append("execute")
+
+    fn = getattr(ge.es.custom, op_type)
+    with pytest.raises(NotImplementedError, match="an eager call of an op without outputs"):
+        fn(np.ones(3, np.float32))
+    with pytest.raises(GeError):  # the same error is a GeError
+        fn(np.ones(3, np.float32))
+    assert CALLS == []  # refused before anything ran

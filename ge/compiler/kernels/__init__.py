@@ -41,13 +41,21 @@ from ge.error import RegistryError
 from ge.ops.registry import get_op, registry
 from ge.ops.schema import OpDef
 
-__all__ = ["LOWERINGS", "Lowering", "OpKernels", "kernels_of", "register_kernels"]
+__all__ = [
+    "LOWERINGS",
+    "Lowering",
+    "OpKernels",
+    "first_lowering",
+    "kernels_of",
+    "register_kernels",
+]
 
 Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
 
 
-def _chain(*lowerings: Lowering | None) -> Lowering | None:
-    """The first of ``lowerings`` (``None`` ones left out) that gives tasks."""
+def first_lowering(*lowerings: Lowering | None) -> Lowering | None:
+    """The first of ``lowerings`` (``None`` ones left out) that gives tasks: a fast path,
+    then a general one, say (the reference runs when none does)."""
     present = [f for f in lowerings if f is not None]
     if len(present) <= 1:
         return present[0] if present else None
@@ -90,7 +98,7 @@ def _scalar_lowering(op: OpDef) -> Lowering | None:
 
 def _record(op: OpDef, lowering: Lowering | None, row_reduction: str | None) -> OpKernels:
     compiled = lowering if lowering is not None else _scalar_lowering(op)
-    return OpKernels(compiled, row_reduction, _chain(op.lowering, compiled))
+    return OpKernels(compiled, row_reduction, first_lowering(op.lowering, compiled))
 
 
 def register_kernels(

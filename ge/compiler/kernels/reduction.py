@@ -10,12 +10,11 @@ Floating sums accumulate in float64 and integer ones in int64, then round to the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import register_kernels
+from ge.compiler.kernels import Lowering, register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.lower import LowerContext
@@ -26,7 +25,6 @@ from ge.ops.shape import _ints
 
 __all__ = ["MAX_RANK", "lower_layer_norm", "lower_reduce", "lower_softmax"]
 
-Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
 
 MAX_RANK = 6
 _ACC = {"f": "np.float64", "i": "np.int64", "u": "np.uint64", "b": "np.int64"}

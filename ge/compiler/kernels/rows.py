@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import elementwise, kernels_of, reduction, register_kernels
+from ge.compiler.kernels import (
+    Lowering,
+    elementwise,
+    first_lowering,
+    kernels_of,
+    reduction,
+    register_kernels,
+)
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, Program, _np_name, _param_block, _store
 from ge.compiler.lower import LowerContext
@@ -36,14 +43,13 @@ from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, const_value
 from ge.ops.registry import get_op, registry
 from ge.ops.shape import _ints
 
-__all__ = ["LANES", "REDUCTIONS", "row_lowering"]
+__all__ = ["LANES", "REDUCTIONS"]
 
 LANES = 8  # independent accumulators per reduction
 _BLOCK = 2048  # elements per block of a sum
 _TYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
-Lowering = Callable[[LowerContext], list[KernelTask | HostTask] | None]
 Value = tuple[str, np.dtype[Any]]
 
 
@@ -389,16 +395,6 @@ def _softmax(log: bool) -> Lowering:
     return lower
 
 
-def row_lowering(fast: Lowering, general: Lowering | None) -> Lowering:
-    """``fast`` where it applies, else ``general`` (else the reference)."""
-
-    def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
-        tasks = fast(ctx)
-        return tasks if tasks is not None or general is None else general(ctx)
-
-    return lower
-
-
 def _epilogue(
     order: list[Node], head: Node, slots: dict[int, int], x_slot: int, in_specs: list[BufferSpec]
 ) -> tuple[Program, list[int]] | None:
@@ -497,16 +493,16 @@ for _op, _kind in (
 ):
     register_kernels(
         _op,
-        lowering=row_lowering(_reduce(_kind), reduction.lower_reduce(_kind)),
+        lowering=first_lowering(_reduce(_kind), reduction.lower_reduce(_kind)),
         row_reduction=_kind,
     )
 register_kernels(
-    "SoftmaxV2", lowering=row_lowering(_softmax(log=False), reduction.lower_softmax(log=False))
+    "SoftmaxV2", lowering=first_lowering(_softmax(log=False), reduction.lower_softmax(log=False))
 )
 register_kernels(
-    "LogSoftmaxV2", lowering=row_lowering(_softmax(log=True), reduction.lower_softmax(log=True))
+    "LogSoftmaxV2", lowering=first_lowering(_softmax(log=True), reduction.lower_softmax(log=True))
 )
-register_kernels("LayerNorm", lowering=row_lowering(_layer_norm, reduction.lower_layer_norm))
+register_kernels("LayerNorm", lowering=first_lowering(_layer_norm, reduction.lower_layer_norm))
 register_kernels("FusedReduce", lowering=lower_fused_reduce)
 
 

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ge.compiler.memory_plan import plan_offsets
-from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan
 from ge.error import GeError, GeValueError, GraphError
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import describe_cycle, topological_order
@@ -35,6 +34,7 @@ from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
 from ge.ops.registry import find_op, get_op
 from ge.ops.schema import ExecContext, OpDef
+from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan, host_task
 
 __all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
 
@@ -187,14 +187,12 @@ def _const_buffer(plan: Plan, node: Node) -> int:
     spec = BufferSpec(BufferKind.CONST, len(plan.const_addrs), array.shape, array.dtype)
     buf = plan.add_buffer(spec)
     plan.const_addrs[buf] = plan.device_constant(array)
+    plan.const_names[buf] = node.name
     return buf
 
 
 def _copy_task(name: str, src: int, dst: int) -> HostTask:
-    def run(views: list[np.ndarray]) -> None:
-        views[1][...] = views[0]
-
-    return HostTask(name, run, [src, dst])
+    return host_task(name, "copy", [src, dst])
 
 
 def _view_source(

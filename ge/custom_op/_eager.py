@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ge.compiler.plan import BufferSpec, HostTask
 from ge.custom_op.context import _EXECUTE, _bound
 from ge.custom_op.execution_context import (
     EagerOpExecutionContext,
@@ -65,6 +64,7 @@ from ge.ops.layout import input_groups, output_groups
 from ge.ops.schema import PortKind
 from ge.runtime import memory
 from ge.runtime.format import ExpandDimsType, StorageFormat
+from ge.runtime.plan import BufferSpec, HostTask, host_task
 from ge.runtime.shape import StorageShape
 from ge.runtime.stream import Stream
 from ge.runtime.types import Tensor, TensorPlacement
@@ -307,7 +307,7 @@ def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
         return None
     ctx.node.set_attr(TASK_ARGS_MODE, "eager_execute")
     buffers = [p.buffer for p in prepared.inputs] + [p.buffer for p in prepared.outputs]
-    return [EagerTask(ctx.node.name, _never, buffers, prepared)]
+    return [EagerTask(ctx.node.name, _never, buffers, prepared=prepared)]
 
 
 def _no_execute(*args: Any, **kwargs: Any) -> None:
@@ -371,8 +371,8 @@ def _callback_args(
 def _declare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepared) -> list[Any]:
     """Run ``declare_launch_args`` once for this plan; its launches become ``KernelTask``s
     whose address slots the plan patches on every run (see ``ge.custom_op.annotated_args``)."""
-    from ge.compiler.plan import BufferKind, kernel_task  # noqa: PLC0415
     from ge.custom_op.annotated_args import AnnotatedArgsContext  # noqa: PLC0415
+    from ge.runtime.plan import BufferKind, kernel_task  # noqa: PLC0415
 
     node = ctx.node
     args, kwargs, lent, outputs = _callback_args(ctx, p)
@@ -431,7 +431,7 @@ def _declare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any, p: _Prepa
                 f"(mutates_args) must have the input's byte size: "
                 f"{ctx.plan.buffers[dst].nbytes} vs {ctx.plan.buffers[src].nbytes}"
             )
-        tasks.append(HostTask(f"{node.name}:ref", _copy_bytes, [src, dst]))
+        tasks.append(host_task(f"{node.name}:ref", "copy", [src, dst]))
     return tasks
 
 
@@ -452,10 +452,6 @@ def _ref_buffers(ctx: LowerContext, p: _Prepared) -> list[tuple[int, int]]:
             for k, j in zip(instances, outs, strict=False)  # an absent input: no pair
         ]
     return pairs
-
-
-def _copy_bytes(views: list[np.ndarray]) -> None:
-    views[1].reshape(-1).view(np.uint8)[...] = views[0].reshape(-1).view(np.uint8)
 
 
 def _no_explanation(views: list[np.ndarray]) -> str | None:

@@ -207,7 +207,7 @@ class _Entry:
     def _into_donated(
         self, arrays: Sequence[Any], donated: Sequence[Tensor], to: str
     ) -> list[np.ndarray]:
-        from ge.compiler.executable import owning_array  # noqa: PLC0415
+        from ge.runtime.executor import owning_array  # noqa: PLC0415
         from ge.runtime.memory import device_view  # noqa: PLC0415
 
         runner = self.runner

@@ -31,6 +31,7 @@ from ge.runtime.memory import (
     memcpy_d2h,
     memcpy_h2d,
 )
+from ge.runtime.model import Model, ModelFormatError, ModelGraph, load_model
 from ge.runtime.stream import Event, Stream, resolve_stream
 from ge.runtime.types import (
     ExpandDimsType,
@@ -49,6 +50,9 @@ __all__ = [
     "KernelBinary",
     "KernelFunction",
     "MemBlock",
+    "Model",
+    "ModelFormatError",
+    "ModelGraph",
     "Shape",
     "StorageFormat",
     "StorageShape",
@@ -64,6 +68,7 @@ __all__ = [
     "live_allocations",
     "live_bytes",
     "load_kernel_binary",
+    "load_model",
     "malloc",
     "memcpy_d2d",
     "memcpy_d2h",

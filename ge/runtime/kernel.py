@@ -328,14 +328,21 @@ class KernelFunction:
         """Run one block now, on this thread; returns Numba's status (0 = ok)."""
         return int(self._status(block_idx, block_dim, args.ctypes.data))
 
+    @property
+    def binary(self) -> KernelBinary:
+        """The loaded binary this function is an entry point of."""
+        return self._binary
+
     def __repr__(self) -> str:
         return f"<KernelFunction {self.name} at {self.address:#x}>"
 
 
 class KernelBinary:
-    """A loaded kernel binary; ``get_function(name)`` returns its entry points."""
+    """A loaded kernel binary; ``get_function(name)`` returns its entry points and ``data``
+    the bytes it was loaded from (what a model file stores)."""
 
     def __init__(self, data: bytes) -> None:
+        self.data = bytes(data)
         header, ir, code = _parse_header(data)
         llvm = _guarded_llvm()
         missing = _missing_features(

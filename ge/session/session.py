@@ -28,9 +28,8 @@ import numpy as np
 from ge._device.memory import DeviceMemoryError, device_memory
 from ge._options import check_options
 from ge.allocator import Allocator, MemBlock
-from ge.compiler.executable import RESULT_BLOCKS, CompiledGraph, PlanRunner, Target
+from ge.compiler.executable import CompiledGraph, GraphRunner
 from ge.compiler.pipeline import copy_graph
-from ge.compiler.plan import Plan
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.ge_global.geapi import global_options, is_initialized
 from ge.graph._verify import describe_cycle, topological_order, verify_graph
@@ -39,6 +38,8 @@ from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import Placement
 from ge.runtime import memory
+from ge.runtime.executor import RESULT_BLOCKS, Target
+from ge.runtime.plan import Plan
 from ge.runtime.stream import Stream, resolve_stream
 
 __all__ = ["Session"]
@@ -76,7 +77,7 @@ class _Repeat:
 
     __slots__ = ("expect", "runner")
 
-    def __init__(self, runner: PlanRunner, inputs: list[Tensor]) -> None:
+    def __init__(self, runner: GraphRunner, inputs: list[Tensor]) -> None:
         self.runner = runner
         self.expect = [
             (t._desc._data_type, list(t._desc._shape), need)
@@ -308,7 +309,7 @@ class Session:
         return self._run_plan(graph_id, runner, sources)
 
     def _run_plan(
-        self, graph_id: int, runner: PlanRunner, sources: list[int | np.ndarray]
+        self, graph_id: int, runner: GraphRunner, sources: list[int | np.ndarray]
     ) -> list[Tensor]:
         """Run on the caller's thread (no stream hand-off); large outputs are written into
         pooled blocks that the result tensors give back when collected."""

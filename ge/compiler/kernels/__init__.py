@@ -36,10 +36,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import HostTask, KernelTask
 from ge.error import RegistryError
 from ge.ops.registry import get_op, registry
 from ge.ops.schema import OpDef
+from ge.runtime.plan import HostTask, KernelTask
 
 __all__ = [
     "LOWERINGS",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ge.compiler.kernels import register_kernels
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import HostTask, KernelTask
+from ge.runtime.plan import HostTask, KernelTask
 
 __all__: list[str] = []
 

@@ -53,9 +53,9 @@ import numpy as np
 
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 from ge.ops.registry import registry
 from ge.ops.schema import OpDef
+from ge.runtime.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
 __all__ = ["FUSIBLE_OPS", "MAX_RANK", "block_dim_for", "lower_elementwise", "lower_program"]
 
@@ -472,8 +472,9 @@ def lower_program(
         template.append(0)
         if kind in ("row", "col"):
             template += walk[:-1]
-    if program.params:
-        template.append(ctx.plan.device_constant(_param_block(program)))
+    if program.params:  # a constant buffer, so the plan stays data (no raw address in it)
+        patches.append((len(template), ctx.constant(_param_block(program))))
+        template.append(0)
     function = kernel_from_source(source)
     task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)
     itemsize = ctx.spec(out_bufs[0]).dtype.itemsize

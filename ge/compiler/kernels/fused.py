@@ -12,11 +12,11 @@ from typing import Any
 from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels.elementwise import Program, lower_program
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import HostTask, KernelTask
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, node_attrs
 from ge.ops.registry import get_op
+from ge.runtime.plan import HostTask, KernelTask
 
 __all__: list[str] = []
 

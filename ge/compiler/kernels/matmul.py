@@ -27,10 +27,10 @@ from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _np_name, _store
 from ge.compiler.kernels.reduction import _load
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import HostTask, KernelTask, kernel_task
 from ge.ops import _rules as rules
 from ge.ops.infer import const_value
 from ge.ops.shape import _ints
+from ge.runtime.plan import HostTask, KernelTask, host_task, kernel_task
 
 __all__: list[str] = []
 
@@ -191,16 +191,16 @@ def _blas_task(
     out_buf: int,
     transposed: tuple[bool, bool],
 ) -> HostTask:
-    ta, tb = transposed
-
-    def run(views: list[np.ndarray]) -> None:
-        a, b, out = views[0], views[1], views[-1]
-        np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)
-        if bias_buf is not None:
-            out += views[2]
-
     operands = [a_buf, b_buf] + ([] if bias_buf is None else [bias_buf])
-    return HostTask(name, run, [*operands, out_buf])
+    ta, tb = transposed
+    return host_task(
+        name,
+        "matmul",
+        [*operands, out_buf],
+        transpose_a=ta,
+        transpose_b=tb,
+        bias=bias_buf is not None,
+    )
 
 
 def _batch_strides(shape: tuple[int, ...], strides: list[int], batch: tuple[int, ...]) -> list[int]:

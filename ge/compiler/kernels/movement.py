@@ -20,9 +20,9 @@ from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import block_dim_for
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 from ge.ops.infer import const_value
 from ge.ops.shape import _ints, _pairs, _perm, _slice_index, _strided_index
+from ge.runtime.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
 __all__ = ["MAX_RANK", "Affine", "affine_task"]
 

@@ -18,10 +18,10 @@ from ge.compiler.kernels import Lowering, register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferSpec, HostTask, KernelTask, kernel_task
 from ge.ops import _rules as rules
 from ge.ops.infer import const_value
 from ge.ops.shape import _ints
+from ge.runtime.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
 __all__ = ["MAX_RANK", "lower_layer_norm", "lower_reduce", "lower_softmax"]
 
@@ -370,12 +370,12 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     tail = shape[params:]
     gs = [0] * params + _broadcast_strides(tuple(ctx.spec(gamma).shape), tail)
     bs = [0] * params + _broadcast_strides(tuple(ctx.spec(beta).shape), tail)
-    eps = ctx.plan.device_constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
+    eps = ctx.constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
     y, mean, var = ctx.outputs
     template = [
         rows,
         cols,
-        eps,
+        0,
         0,
         0,
         0,
@@ -395,7 +395,7 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
             kernel_from_source(_layer_norm_source(spec.dtype)),
             blocks,
             template,
-            list(zip([3, 4, 5, 6, 7, 9], [x, y, mean, var, gamma, beta], strict=True)),
+            list(zip([2, 3, 4, 5, 6, 7, 9], [eps, x, y, mean, var, gamma, beta], strict=True)),
         )
     ]
 

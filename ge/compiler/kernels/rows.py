@@ -34,7 +34,6 @@ from ge.compiler.kernels import (
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, Program, _np_name, _param_block, _store
 from ge.compiler.lower import LowerContext
-from ge.compiler.plan import BufferKind, BufferSpec, HostTask, KernelTask, kernel_task
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
 from ge.graph.node import Node
@@ -42,6 +41,7 @@ from ge.ops import _rules as rules
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, const_value, node_attrs
 from ge.ops.registry import get_op, registry
 from ge.ops.shape import _ints
+from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, kernel_task
 
 __all__ = ["LANES", "REDUCTIONS"]
 
@@ -306,15 +306,15 @@ def _layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     if params != norm or not per_column:
         return None  # the general kernel broadcasts gamma and beta
     rows = int(np.prod(shape[:norm], dtype=np.int64)) if norm else 1
-    eps = ctx.plan.device_constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
+    eps = ctx.constant(np.asarray([ctx.attrs["epsilon"]], np.float64))
     y, mean, var = ctx.outputs
     return [
         kernel_task(
             ctx.node.name,
             kernel_from_source(_layer_norm_source(spec.dtype)),
             _blocks(rows, cols),
-            [rows, cols, eps, 0, 0, 0, 0, 0, 0],
-            list(zip(range(3, 9), [x, y, mean, var, gamma, beta], strict=True)),
+            [rows, cols, 0, 0, 0, 0, 0, 0, 0],
+            list(zip(range(2, 9), [eps, x, y, mean, var, gamma, beta], strict=True)),
         )
     ]
 
@@ -472,8 +472,9 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     for slot, count in zip(extra, counts, strict=True):
         patches.append((len(template), in_bufs[slot]))
         template += [0, 1 if count == rows and rows != 1 else 0]
-    if program.params:
-        template.append(ctx.plan.device_constant(_param_block(program)))
+    if program.params:  # a constant buffer, so the plan stays data (no raw address in it)
+        patches.append((len(template), ctx.constant(_param_block(program))))
+        template.append(0)
     out_dtype = numpy_dtype(head._output_descs[0]._data_type)
     fold = kernels_of(get_op(head.type)).row_reduction
     assert fold is not None

@@ -18,12 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from ge.error import GeError
+from ge.error import GeError, GeValueError
 from ge.runtime import _launcher, memory
 from ge.runtime.kernel import KernelFunction, describe_failure, run_blocks
 from ge.runtime.memory import device_view
 
-__all__ = ["BufferKind", "BufferSpec", "HostTask", "KernelTask", "Plan", "kernel_task"]
+__all__ = [
+    "HOST_OPS",
+    "BufferKind",
+    "BufferSpec",
+    "HostTask",
+    "KernelTask",
+    "Plan",
+    "host_task",
+    "kernel_task",
+]
 
 
 class BufferKind(Enum):
@@ -43,6 +52,9 @@ class BufferSpec:
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+PYTHON_TASK = "python"  # HostTask.op of a closure that is not data
 
 
 def view(addr: int, spec: BufferSpec) -> np.ndarray:
@@ -107,17 +119,63 @@ def kernel_task(
 
 @dataclass
 class HostTask:
-    """Python run on views of ``buffers`` (inputs first, then outputs)."""
+    """Python run on views of ``buffers`` (inputs first, then outputs).
+
+    ``op`` names the task as data: a ``HOST_OPS`` entry whose ``fn`` is made from ``params``
+    (``host_task``), which a model file can hold, or ``PYTHON_TASK`` for any other closure
+    (an op's numpy reference, control flow), which only runs in the process that made it."""
 
     name: str
     fn: Callable[[list[np.ndarray]], None]
     buffers: list[int]
+    op: str = PYTHON_TASK
+    params: dict[str, Any] = field(default_factory=dict)
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         self.fn([view(int(addrs[b]), specs[b]) for b in self.buffers])
 
 
 Task = KernelTask | HostTask
+
+HostFn = Callable[[list[np.ndarray]], None]
+
+
+def _copy(params: dict[str, Any]) -> HostFn:
+    """The bytes of ``views[0]`` into ``views[1]`` (the same size; dtypes may differ)."""
+
+    def run(views: list[np.ndarray]) -> None:
+        views[1].reshape(-1).view(np.uint8)[...] = views[0].reshape(-1).view(np.uint8)
+
+    return run
+
+
+def _matmul(params: dict[str, Any]) -> HostFn:
+    """``out = a @ b (+ bias)`` through numpy's BLAS, ``a``/``b`` transposed as ``params``
+    say (``transpose_a``, ``transpose_b``, ``bias``: views are ``a, b[, bias], out``)."""
+    ta, tb, bias = bool(params["transpose_a"]), bool(params["transpose_b"]), bool(params["bias"])
+
+    def run(views: list[np.ndarray]) -> None:
+        a, b, out = views[0], views[1], views[-1]
+        np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)
+        if bias:
+            out += views[2]
+
+    return run
+
+
+# host tasks that are data: name -> (parameter names, maker of the task's function)
+HOST_OPS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], HostFn]]] = {
+    "copy": ((), _copy),
+    "matmul": (("transpose_a", "transpose_b", "bias"), _matmul),
+}
+
+
+def host_task(name: str, op: str, buffers: list[int], **params: Any) -> HostTask:
+    """The ``HOST_OPS`` task ``op`` on ``buffers`` with ``params``."""
+    names, make = HOST_OPS[op]
+    if set(params) != set(names):
+        raise GeValueError(f"host op {op!r} takes parameters {list(names)}, got {sorted(params)}")
+    return HostTask(name, make(params), buffers, op, dict(params))
 
 
 @dataclass
@@ -179,6 +237,7 @@ class Plan:
     inputs: list[int] = field(default_factory=list)  # buffer id of graph input i
     outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
+    const_names: dict[int, str] = field(default_factory=dict)  # buffer id -> its Const node
     # intermediate buffer -> the intermediate whose bytes it is under another shape (a
     # Reshape's output, like a numpy view): no task writes it, and the memory plan keeps the
     # source's bytes as long as the view is read

@@ -1,0 +1,348 @@
+"""Offline models: load an ``.om`` file and run it, with no compiler and no user Python.
+
+``load_model(path_or_bytes)`` reads a model written by ``ge.offline_compile`` (format:
+``ge.runtime.om``), loads its kernel binaries with llvmlite, places its weights and returns a
+``Model``. Loading is all-or-nothing: a file that is not sound raises ``ModelFormatError``
+(a ``GeError``) and leaves nothing allocated. Nothing a model holds runs on load except the
+kernel binaries it declares; no Python callback of any kind runs, and neither ``ge.compiler``,
+``ge.ops`` nor Numba is needed.
+
+    >>> import numpy as np
+    >>> from ge import offline_compile
+    >>> from ge.es import GraphBuilder
+    >>> b = GraphBuilder("g"); x = b.create_input(0, shape=[3])
+    >>> offline_compile.build_initialize({})
+    >>> om = offline_compile.build_model(b.build_and_reset([x * 2.0 + 1.0]))
+    >>> model = load_model(om.get_bytes())
+    >>> model.execute([np.arange(3, dtype=np.float32)])[0]
+    array([1., 3., 5.], dtype=float32)
+
+Inputs are host arrays (exactly the input's dtype and shape) or device memory (``MemBlock``,
+``DeviceRange``) holding at least the input's bytes, at any address, new or not, every run.
+Outputs are returned as fresh arrays, or written to the device memory or host arrays given as
+``outputs`` (address refresh: the plan's argument slots are rewritten for each run). A model
+from a path maps its weights from the file (copy-on-write pages: nothing is read until used,
+and the file is never written); one from bytes copies them into device memory.
+
+A bundle (``offline_compile.bundle_build_model``) holds several graphs: ``model.graph(name)``
+runs one, and ``model.set_weights({...})`` replaces constants in place by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ge._device.memory import DeviceMemoryError, device_memory
+from ge.allocator import MemBlock
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.graph._dtypes import data_type_from_numpy
+from ge.runtime import memory
+from ge.runtime.executor import PlanRunner, Target
+from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
+from ge.runtime.om import GraphEntry, KernelTaskData, ModelData, ModelFormatError, unpack
+from ge.runtime.plan import BufferKind, BufferSpec, Plan, host_task, kernel_task
+from ge.runtime.types import TensorDesc
+
+__all__ = ["Model", "ModelFormatError", "ModelGraph", "load_model"]
+
+_BINARIES: dict[str, KernelBinary] = {}  # sha256 of a kernel binary -> the loaded binary
+_BINARIES_LOCK = threading.Lock()
+
+
+def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Model:
+    """The model in the file at ``source`` (a path) or in ``source``'s bytes."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with open(path, "rb") as f:
+                if os.fstat(f.fileno()).st_size == 0:
+                    raise ModelFormatError(f"model file {path!r} is empty")
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        except OSError as e:
+            raise GeValueError(f"load_model: cannot read {path!r}: {e.strerror}") from None
+        return Model._load(unpack(mapped), mapped)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return Model._load(unpack(source), None)
+    raise GeTypeError(f"load_model: source must be a path or bytes, got {type(source).__name__}")
+
+
+def _binary(data: bytes) -> KernelBinary:
+    key = hashlib.sha256(data).hexdigest()
+    with _BINARIES_LOCK:
+        binary = _BINARIES.get(key)
+        if binary is None:
+            binary = _BINARIES[key] = load_kernel_binary(data)
+    return binary
+
+
+class ModelGraph:
+    """One graph of a model: its descs and ``execute``."""
+
+    def __init__(self, model: Model, entry: GraphEntry, runner: PlanRunner) -> None:
+        self._model = model  # keeps the weights and kernels alive
+        self.name = entry.name
+        self._runner = runner
+        plan = runner.plan
+        self._input_specs = [plan.buffers[b] for b in plan.inputs]
+        self._output_specs = [plan.buffers[b] for b in plan.outputs]
+        self.input_names = list(entry.input_names)
+        self.output_names = list(entry.output_names)
+
+    @property
+    def input_descs(self) -> list[TensorDesc]:
+        return [_desc(s) for s in self._input_specs]
+
+    @property
+    def output_descs(self) -> list[TensorDesc]:
+        return [_desc(s) for s in self._output_specs]
+
+    def execute(self, inputs: Sequence[Any], outputs: Sequence[Any] | None = None) -> list[Any]:
+        """Run once. ``inputs[i]``: a host array or device memory for input ``i``;
+        ``outputs`` (optional): device memory or host arrays to write each output to. Returns
+        the outputs: ``outputs`` itself when given, else fresh host arrays."""
+        specs = self._input_specs
+        if not isinstance(inputs, Sequence) or len(inputs) != len(specs):
+            got = len(inputs) if isinstance(inputs, Sequence) else type(inputs).__name__
+            raise GeValueError(f"execute: graph {self.name!r} takes {len(specs)} inputs, got {got}")
+        ranges: list[tuple[int, int, int]] = []
+        sources = [self._source(i, x, ranges) for i, x in enumerate(inputs)]
+        targets: list[Target | None] = []
+        host_outputs: list[tuple[int, np.ndarray]] = []
+        if outputs is not None:
+            if not isinstance(outputs, Sequence) or len(outputs) != len(self._output_specs):
+                raise GeValueError(
+                    f"execute: graph {self.name!r} has {len(self._output_specs)} outputs; "
+                    f"outputs must list as many"
+                )
+            for j, out in enumerate(outputs):
+                targets.append(self._target(j, out, ranges, host_outputs))
+        try:
+            held = device_memory().use(ranges)
+        except DeviceMemoryError as e:
+            raise GeValueError(f"execute: {e}") from None
+        try:
+            results = self._runner.run(sources, targets)
+        finally:
+            device_memory().unuse(held)
+        if outputs is not None:
+            for j, array in host_outputs:
+                array.reshape(-1).view(np.uint8)[...] = results[j]
+            return list(outputs)
+        return [
+            r.view(s.dtype).reshape(s.shape)
+            for r, s in zip(results, self._output_specs, strict=True)
+        ]
+
+    def _source(self, i: int, x: Any, ranges: list[tuple[int, int, int]]) -> int | np.ndarray:
+        spec = self._input_specs[i]
+        if isinstance(x, np.ndarray):
+            if x.dtype != spec.dtype or x.shape != spec.shape:
+                raise GeValueError(
+                    f"execute: input {i} ({self.input_names[i]}) must be {spec.dtype.name}"
+                    f"{list(spec.shape)}, got {x.dtype.name}{list(x.shape)}"
+                )
+            return np.ascontiguousarray(x)
+        return _device(x, spec.nbytes, f"input {i} ({self.input_names[i]})", ranges)
+
+    def _target(
+        self,
+        j: int,
+        out: Any,
+        ranges: list[tuple[int, int, int]],
+        host_outputs: list[tuple[int, np.ndarray]],
+    ) -> Target | None:
+        spec = self._output_specs[j]
+        if isinstance(out, np.ndarray):
+            if out.dtype != spec.dtype or out.shape != spec.shape or not out.flags.c_contiguous:
+                raise GeValueError(
+                    f"execute: outputs[{j}] must be a C-contiguous {spec.dtype.name}"
+                    f"{list(spec.shape)} array, got {out.dtype.name}{list(out.shape)}"
+                )
+            if not out.flags.writeable:
+                raise GeValueError(f"execute: outputs[{j}] is not writeable")
+            host_outputs.append((j, out))
+            return None
+        addr = _device(out, spec.nbytes, f"outputs[{j}]", ranges)
+        return addr, memory.device_view(addr, spec.nbytes) if spec.nbytes else np.zeros(0, np.uint8)
+
+
+def _device(x: Any, nbytes: int, what: str, ranges: list[tuple[int, int, int]]) -> int:
+    """The address of device memory ``x`` (a MemBlock or DeviceRange of at least ``nbytes``)."""
+    if isinstance(x, MemBlock):
+        addr, size, generation = x.addr, x.size, x.generation
+    elif isinstance(x, DeviceRange):
+        addr, size, generation = x.addr, x.nbytes, x.generation
+    else:
+        raise GeTypeError(
+            f"execute: {what} must be a numpy array, MemBlock or DeviceRange, got "
+            f"{type(x).__name__}"
+        )
+    if size < nbytes:
+        raise GeValueError(f"execute: {what} holds {size} bytes; it needs {nbytes}")
+    ranges.append((addr, nbytes, generation))
+    return addr
+
+
+def _desc(spec: BufferSpec) -> TensorDesc:
+    return TensorDesc(list(spec.shape), data_type_from_numpy(spec.dtype))
+
+
+class Model:
+    """A loaded offline model: its graphs, ``execute`` (of the first graph) and weights."""
+
+    options: dict[str, str]
+    _mapped: mmap.mmap | None
+    _release: weakref.finalize[Any, Any]
+    _weights: list[np.ndarray]
+    _weight_addrs: list[int]
+    _graphs: dict[str, ModelGraph]
+    _default: ModelGraph
+    _weight_names: dict[str, int]
+
+    def __init__(self) -> None:
+        raise GeError("Model objects are made by ge.runtime.load_model")
+
+    @classmethod
+    def _load(cls, data: ModelData, mapped: mmap.mmap | None) -> Model:
+        model = object.__new__(cls)
+        model.options = dict(data.options)
+        model._mapped = mapped
+        owned: list[int] = []  # device blocks the model owns (copied weights)
+        loans: list[int] = []  # host memory (mapped weights) lent to the device
+        # freed with the model, or at once when loading fails
+        model._release = weakref.finalize(model, _release, owned, loans)
+        try:
+            kernels = [_binary(k) for k in data.kernels]
+            weight_addrs = [model._place(w, owned, loans) for w in data.weights]
+            model._weights = data.weights
+            model._weight_addrs = weight_addrs
+            model._graphs = {}
+            for entry in data.graphs:
+                plan = _plan(entry, kernels, weight_addrs)
+                model._graphs[entry.name] = ModelGraph(model, entry, PlanRunner(plan))
+        except BaseException:
+            model._release()
+            raise
+        model._default = next(iter(model._graphs.values()))
+        model._weight_names = dict(data.weight_names)
+        return model
+
+    def _place(self, weight: np.ndarray, owned: list[int], loans: list[int]) -> int:
+        """The device address of a weight: the mapped file's pages, lent to the device, or
+        a copy in device memory (weights from bytes, or a weight not at a 64-byte offset)."""
+        if self._mapped is not None and weight.flags.writeable and weight.nbytes:
+            handle = memory.lend(weight)
+            if handle is not None:
+                loans.append(handle)
+                return memory.data_address(weight)
+        block = memory.malloc(max(weight.nbytes, 1))
+        owned.append(block.addr)
+        if weight.nbytes:
+            memory.memcpy_h2d(block.addr, np.ascontiguousarray(weight))
+        return block.addr
+
+    @property
+    def graph_names(self) -> list[str]:
+        return list(self._graphs)
+
+    def graph(self, name: str) -> ModelGraph:
+        """The graph ``name`` of a bundle."""
+        found = self._graphs.get(name)
+        if found is None:
+            raise GeValueError(f"model has no graph {name!r}; it has {list(self._graphs)}")
+        return found
+
+    @property
+    def input_descs(self) -> list[TensorDesc]:
+        return self._default.input_descs
+
+    @property
+    def output_descs(self) -> list[TensorDesc]:
+        return self._default.output_descs
+
+    def execute(self, inputs: Sequence[Any], outputs: Sequence[Any] | None = None) -> list[Any]:
+        """``execute`` of the model's first graph (see ``ModelGraph.execute``)."""
+        return self._default.execute(inputs, outputs)
+
+    @property
+    def weight_names(self) -> list[str]:
+        """Names of the weights ``set_weights`` can replace."""
+        return sorted(self._weight_names)
+
+    def set_weights(self, weights: Mapping[str, np.ndarray]) -> None:
+        """Replace named weights in place (every graph sharing one sees the new value); all
+        are checked before any is written."""
+        if not isinstance(weights, Mapping):
+            raise GeTypeError(
+                f"set_weights: weights must be a mapping, got {type(weights).__name__}"
+            )
+        writes = []
+        for name, value in weights.items():
+            index = self._weight_names.get(name)
+            if index is None:
+                raise GeValueError(
+                    f"set_weights: model has no weight {name!r}; it has {self.weight_names}"
+                )
+            old = self._weights[index]
+            array = np.asarray(value)
+            if array.shape != old.shape or not np.can_cast(array.dtype, old.dtype, "same_kind"):
+                raise GeValueError(
+                    f"set_weights: weight {name!r} is {old.dtype.name}{list(old.shape)}, got "
+                    f"{array.dtype.name}{list(array.shape)}"
+                )
+            writes.append((index, np.ascontiguousarray(array, old.dtype)))
+        for index, array in writes:
+            if array.nbytes:
+                memory.device_view(self._weight_addrs[index], array.nbytes)[...] = array.view(
+                    np.uint8
+                ).reshape(-1)
+
+
+def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int]) -> Plan:
+    data = entry.plan
+    plan = Plan()
+    for b in data.buffers:
+        plan.add_buffer(BufferSpec(b.kind, b.index, b.shape, np.dtype(b.dtype)))
+    for buf, weight in data.consts.items():
+        plan.const_addrs[buf] = weight_addrs[weight]
+    for task in data.tasks:
+        if isinstance(task, KernelTaskData):
+            function = kernels[task.kernel].get_function(task.function)
+            made = kernel_task(
+                task.name,
+                function,
+                task.block_dim,
+                task.template,
+                [(pos, buf) for pos, buf, _ in task.patches],
+            )
+            made.patch_off[:] = [off for _, _, off in task.patches]
+            made.same_index_inputs = frozenset(task.same_index_inputs)
+            plan.tasks.append(made)
+        else:
+            plan.tasks.append(host_task(task.name, task.op, list(task.buffers), **task.params))
+    plan.inputs = list(data.inputs)
+    plan.outputs = list(data.outputs)
+    plan.views = dict(data.views)
+    plan.arena_size = data.arena_size
+    if any(
+        s.kind is BufferKind.CONST and b not in plan.const_addrs for b, s in enumerate(plan.buffers)
+    ):
+        raise ModelFormatError(f"graph {entry.name!r}: a constant buffer has no weight")
+    return plan
+
+
+def _release(owned: list[int], loans: list[int]) -> None:
+    for addr in owned:
+        memory.free(addr)
+    owned.clear()
+    for handle in loans:
+        memory.end_loan(handle)
+    loans.clear()

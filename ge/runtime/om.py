@@ -1,0 +1,639 @@
+"""The offline model file (``.om``): task plans, kernel binaries and weights, as pure data.
+
+``pack`` writes a model from plans (``ge.offline_compile`` calls it); ``unpack`` reads one
+back, checking everything before anything is used: it never executes code, never trusts a
+length or an offset, and raises ``ModelFormatError`` for any file it cannot prove sound. What
+a loaded model may then do is bounded by the plan it declared: every buffer lies inside the
+model's own memory (the workspace it allocates and its weights), and every kernel argument
+slot names one of those buffers at an offset inside it. The kernels themselves are the one
+piece of code a model carries (as a shared library does); each is integrity-checked whole by
+``ge.runtime.load_kernel_binary``, and every view a kernel makes is checked against live
+device memory inside the kernel.
+
+Layout (little-endian; the full description is ``docs/om_format.md``)::
+
+    0   4   magic b"GEOM"
+    4   4   u32 format version (FORMAT_VERSION)
+    8   8   u64 header length H
+    16  32  SHA-256 of the header
+    48  H   header: UTF-8 JSON (graphs with their plans and descs, options, sections)
+    48+H    data: sections at 64-byte aligned offsets (from the start of the data; 48 + H is
+            itself a multiple of 64), kernel binaries and weights, each with its own SHA-256
+            in the header
+
+Weights are sections too, so a model read from a file can map them instead of copying.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ge.error import GeError
+from ge.runtime.plan import HOST_OPS, BufferKind, HostTask, KernelTask, Plan
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAGIC",
+    "GraphEntry",
+    "ModelData",
+    "ModelFormatError",
+    "PlanData",
+    "pack",
+    "plan_data",
+    "unpack",
+]
+
+MAGIC = b"GEOM"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<4sIQ32s")
+_ALIGN = 64
+
+# limits a sound model stays far inside; a file past them is refused before allocating
+MAX_HEADER_BYTES = 1 << 30
+MAX_BUFFER_BYTES = 1 << 40
+MAX_DIMS = 32
+MAX_BLOCK_DIM = 1 << 16
+MAX_ARGS = 1 << 20
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+DTYPES = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
+
+
+class ModelFormatError(GeError):
+    """A model file that is not a sound model of this format (truncated, mutated, hostile)."""
+
+
+# --- the data a model file holds ---------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelTaskData:
+    name: str
+    kernel: int  # index into ModelData.kernels
+    function: str
+    block_dim: int
+    template: tuple[int, ...]
+    patches: tuple[tuple[int, int, int], ...]  # (argument position, buffer, byte offset)
+    same_index_inputs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostTaskData:
+    name: str
+    op: str  # a HOST_OPS name
+    buffers: tuple[int, ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BufferData:
+    kind: BufferKind
+    index: int
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return _nbytes(self.shape, self.dtype)
+
+
+@dataclass(frozen=True)
+class PlanData:
+    """A ``Plan`` as data: kernels by index, host tasks by name, constants by weight index."""
+
+    buffers: tuple[BufferData, ...]
+    tasks: tuple[KernelTaskData | HostTaskData, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    consts: Mapping[int, int]  # buffer -> weight index
+    views: Mapping[int, int]  # buffer -> the intermediate whose bytes it is
+    arena_size: int
+
+
+@dataclass(frozen=True)
+class GraphEntry:
+    name: str
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    plan: PlanData
+
+
+@dataclass
+class ModelData:
+    """Everything a model file holds. ``weights`` are arrays (or read-only views of the file)."""
+
+    graphs: list[GraphEntry]
+    kernels: list[bytes]
+    weights: list[np.ndarray]
+    options: dict[str, str]
+    ge_version: str = ""
+    weight_names: dict[str, int] = field(default_factory=dict)  # Const node name -> weight
+
+
+def plan_data(plan: Plan, model: ModelData) -> PlanData:
+    """``plan`` as data, adding its kernel binaries and constants to ``model`` (each binary
+    once; a constant of a name already there, of the same dtype, shape and bytes, shares that
+    weight: graphs of a bundle share their weights). Raises ``GeError`` for a task that is not
+    data (a host task running an op's Python reference): the message names the node."""
+    kernels, weights = model.kernels, model.weights
+    index = {id(data): k for k, data in enumerate(kernels)}
+    tasks: list[KernelTaskData | HostTaskData] = []
+    for task in plan.tasks:
+        if isinstance(task, KernelTask):
+            data = task.function.binary.data
+            if id(data) not in index:
+                index[id(data)] = len(kernels)
+                kernels.append(data)
+            patches = zip(task.patch_pos, task.patch_buf, task.patch_off, strict=True)
+            tasks.append(
+                KernelTaskData(
+                    task.name,
+                    index[id(data)],
+                    task.function.name,
+                    int(task.block_dim),
+                    tuple(int(v) for v in task.template),
+                    tuple((int(p), int(b), int(o)) for p, b, o in patches),
+                    tuple(sorted(int(i) for i in task.same_index_inputs)),
+                )
+            )
+        elif isinstance(task, HostTask) and task.op in HOST_OPS:
+            tasks.append(HostTaskData(task.name, task.op, tuple(task.buffers), dict(task.params)))
+        else:
+            raise GeError(
+                f"node {task.name} runs Python on the host (an op without a kernel, control "
+                f"flow or a custom op's execute); an offline model holds kernels only"
+            )
+    consts: dict[int, int] = {}
+    for buf, addr in plan.const_addrs.items():
+        spec = plan.buffers[buf]
+        weight = np.empty(spec.shape, spec.dtype)
+        weight.reshape(-1).view(np.uint8)[...] = _device_bytes(addr, spec.nbytes)
+        name = plan.const_names.get(buf)
+        known = model.weight_names.get(name) if name is not None else None
+        if known is not None and _same(weights[known], weight):
+            consts[buf] = known
+            continue
+        consts[buf] = len(weights)
+        if name is not None and known is None:
+            model.weight_names[name] = len(weights)
+        weights.append(weight)
+    buffers = tuple(
+        BufferData(s.kind, int(s.index), tuple(int(d) for d in s.shape), s.dtype.name)
+        for s in plan.buffers
+    )
+    return PlanData(
+        buffers,
+        tuple(tasks),
+        tuple(plan.inputs),
+        tuple(plan.outputs),
+        consts,
+        dict(plan.views),
+        int(plan.arena_size),
+    )
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _device_bytes(addr: int, nbytes: int) -> np.ndarray:
+    from ge.runtime.memory import device_view  # noqa: PLC0415  (only packing reads devices)
+
+    return device_view(addr, nbytes)
+
+
+# --- writing ------------------------------------------------------------------------------------
+def pack(model: ModelData) -> bytes:
+    """The bytes of a model file holding ``model``."""
+    blobs: list[bytes | np.ndarray] = [*model.kernels, *model.weights]
+    header: dict[str, Any] = {
+        "ge_version": model.ge_version,
+        "options": dict(model.options),
+        "kernels": list(range(len(model.kernels))),
+        "weights": [
+            {"section": len(model.kernels) + w, "dtype": a.dtype.name, "shape": list(a.shape)}
+            for w, a in enumerate(model.weights)
+        ],
+        "graphs": [_graph_json(g) for g in model.graphs],
+        "weight_names": dict(model.weight_names),
+    }
+    sections, payload = [], bytearray()
+    for blob in blobs:
+        raw = blob if isinstance(blob, bytes) else np.ascontiguousarray(blob).tobytes()
+        payload += b"\0" * (-len(payload) % _ALIGN)
+        sections.append(
+            {"offset": len(payload), "length": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+        )
+        payload += raw
+    header["sections"] = sections
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    text += b" " * (-(_PREFIX.size + len(text)) % _ALIGN)  # sections start aligned
+    prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(text), hashlib.sha256(text).digest())
+    return prefix + text + bytes(payload)
+
+
+def _graph_json(entry: GraphEntry) -> dict[str, Any]:
+    plan = entry.plan
+    return {
+        "name": entry.name,
+        "input_names": list(entry.input_names),
+        "output_names": list(entry.output_names),
+        "buffers": [[b.kind.value, b.index, list(b.shape), b.dtype] for b in plan.buffers],
+        "tasks": [_task_json(t) for t in plan.tasks],
+        "inputs": list(plan.inputs),
+        "outputs": list(plan.outputs),
+        "consts": [[b, w] for b, w in plan.consts.items()],
+        "views": [[b, s] for b, s in plan.views.items()],
+        "arena_size": plan.arena_size,
+    }
+
+
+def _task_json(task: KernelTaskData | HostTaskData) -> dict[str, Any]:
+    if isinstance(task, KernelTaskData):
+        return {
+            "name": task.name,
+            "kernel": task.kernel,
+            "function": task.function,
+            "block_dim": task.block_dim,
+            "template": list(task.template),
+            "patches": [list(p) for p in task.patches],
+            "same_index_inputs": list(task.same_index_inputs),
+        }
+    return {
+        "name": task.name,
+        "host": task.op,
+        "buffers": list(task.buffers),
+        "params": dict(task.params),
+    }
+
+
+# --- reading ------------------------------------------------------------------------------------
+def unpack(data: bytes | bytearray | memoryview | mmap.mmap) -> ModelData:
+    """The model in ``data`` (the bytes of a file, or a map of one), checked whole: any
+    flaw raises ``ModelFormatError`` saying what and where. Weights are read-only views of
+    ``data`` (no copy)."""
+    view = memoryview(data).cast("B")
+    if len(view) < _PREFIX.size:
+        raise ModelFormatError(f"model file is {len(view)} bytes: too short for a model header")
+    magic, version, length, digest = _PREFIX.unpack_from(view, 0)
+    if magic != MAGIC:
+        raise ModelFormatError(f"not a ge model file: starts with {bytes(magic)!r}, not {MAGIC!r}")
+    if version != FORMAT_VERSION:
+        raise ModelFormatError(
+            f"model format version {version}; this ge reads version {FORMAT_VERSION}"
+        )
+    if length > min(MAX_HEADER_BYTES, len(view) - _PREFIX.size):
+        raise ModelFormatError(
+            f"model header claims {length} bytes; the file has {len(view) - _PREFIX.size} "
+            f"after the prefix"
+        )
+    text = bytes(view[_PREFIX.size : _PREFIX.size + length])
+    if hashlib.sha256(text).digest() != digest:
+        raise ModelFormatError("model header fails its SHA-256 check (the file was modified)")
+    try:
+        header = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ModelFormatError(f"model header is not JSON: {e}") from None
+    return _Reader(header, view, _PREFIX.size + length).model()
+
+
+class _Reader:
+    """Reads a parsed header, checking each field's type and range as it goes."""
+
+    def __init__(self, header: Any, view: memoryview, data_start: int) -> None:
+        self.header = _mapping(header, "header")
+        self.view = view
+        self.data_start = data_start
+
+    def model(self) -> ModelData:
+        sections = [self._section(s, i) for i, s in enumerate(self._list("sections"))]
+        kernels = [
+            bytes(sections[_index(k, len(sections), f"kernels[{i}]")])
+            for i, k in enumerate(self._list("kernels"))
+        ]
+        weights = [self._weight(w, i, sections) for i, w in enumerate(self._list("weights"))]
+        options = _mapping(self.header.get("options", {}), "options")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
+            raise ModelFormatError("options must map strings to strings")
+        graphs = [
+            _graph(g, f"graphs[{i}]", len(kernels), weights)
+            for i, g in enumerate(self._list("graphs"))
+        ]
+        if not graphs:
+            raise ModelFormatError("model holds no graph")
+        names = [g.name for g in graphs]
+        if len(set(names)) != len(names):
+            raise ModelFormatError(f"graph names repeat: {names}")
+        version = _str(self.header.get("ge_version", ""), "ge_version")
+        listed = _mapping(self.header.get("weight_names", {}), "weight_names")
+        weight_names = {
+            _str(k, "weight_names"): _index(v, len(weights), f"weight_names[{k!r}]")
+            for k, v in listed.items()
+        }
+        return ModelData(graphs, kernels, weights, dict(options), version, weight_names)
+
+    def _list(self, key: str) -> list[Any]:
+        return _list(self.header.get(key, []), key)
+
+    def _section(self, raw: Any, i: int) -> memoryview:
+        where = f"sections[{i}]"
+        s = _mapping(raw, where)
+        size = len(self.view) - self.data_start
+        offset = _int(s.get("offset"), f"{where}.offset", 0, size)
+        length = _int(s.get("length"), f"{where}.length", 0, size)
+        if offset + length > size:
+            raise ModelFormatError(
+                f"{where} spans [{offset}, {offset + length}) of data, past the file's "
+                f"{size} bytes of data"
+            )
+        if offset % _ALIGN:
+            raise ModelFormatError(f"{where} starts at {offset}, not {_ALIGN}-byte aligned")
+        body = self.view[self.data_start + offset : self.data_start + offset + length]
+        if hashlib.sha256(body).hexdigest() != s.get("sha256"):
+            raise ModelFormatError(f"{where} fails its SHA-256 check (the file was modified)")
+        return body
+
+    def _weight(self, raw: Any, i: int, sections: list[memoryview]) -> np.ndarray:
+        where = f"weights[{i}]"
+        w = _mapping(raw, where)
+        body = sections[_index(w.get("section"), len(sections), f"{where}.section")]
+        dtype = _dtype(w.get("dtype"), f"{where}.dtype")
+        shape = _shape(w.get("shape"), f"{where}.shape")
+        if _nbytes(shape, dtype) != len(body):
+            raise ModelFormatError(
+                f"{where} is {dtype}{list(shape)} ({_nbytes(shape, dtype)} bytes) but its "
+                f"section holds {len(body)}"
+            )
+        array: np.ndarray = np.frombuffer(body, np.dtype(dtype)).reshape(shape)
+        return array
+
+
+def _graph(raw: Any, where: str, n_kernels: int, weights: list[np.ndarray]) -> GraphEntry:
+    g = _mapping(raw, where)
+    buffers = tuple(
+        _buffer(b, f"{where}.buffers[{i}]")
+        for i, b in enumerate(_list(g.get("buffers"), f"{where}.buffers"))
+    )
+    n = len(buffers)
+    arena = _int(g.get("arena_size"), f"{where}.arena_size", 0, MAX_BUFFER_BYTES)
+    views = dict(_pairs(g.get("views", []), f"{where}.views", n, n))
+    consts = dict(_pairs(g.get("consts", []), f"{where}.consts", n, len(weights)))
+    inputs = _indexes(g.get("inputs"), f"{where}.inputs", n)
+    outputs = _indexes(g.get("outputs"), f"{where}.outputs", n)
+    for b, spec in enumerate(buffers):
+        _check_buffer(spec, b, where, arena, consts, views, buffers, weights)
+    for k, b in enumerate(inputs):
+        if buffers[b].kind is not BufferKind.INPUT or buffers[b].index != k:
+            raise ModelFormatError(f"{where}.inputs[{k}] is buffer {b}, not input {k}")
+    if len(set(inputs)) != len(inputs):
+        raise ModelFormatError(f"{where}.inputs repeat a buffer: {list(inputs)}")
+    for b, spec in enumerate(buffers):
+        if spec.kind is BufferKind.INPUT and b not in inputs:
+            raise ModelFormatError(f"{where}: input buffer {b} is not among the inputs")
+        if spec.kind is BufferKind.OUTPUT and b not in outputs:
+            raise ModelFormatError(f"{where}: output buffer {b} is not among the outputs")
+    tasks = tuple(
+        _task(t, f"{where}.tasks[{i}]", n_kernels, buffers)
+        for i, t in enumerate(_list(g.get("tasks"), f"{where}.tasks"))
+    )
+    names = [_str(s, f"{where}.input_names") for s in _list(g.get("input_names"), where)]
+    out_names = [_str(s, f"{where}.output_names") for s in _list(g.get("output_names"), where)]
+    if len(names) != len(inputs) or len(out_names) != len(outputs):
+        raise ModelFormatError(f"{where}: input/output names do not match the inputs/outputs")
+    plan = PlanData(buffers, tasks, inputs, outputs, consts, views, arena)
+    return GraphEntry(_str(g.get("name"), f"{where}.name"), tuple(names), tuple(out_names), plan)
+
+
+def _check_buffer(
+    spec: BufferData,
+    b: int,
+    where: str,
+    arena: int,
+    consts: Mapping[int, int],
+    views: Mapping[int, int],
+    buffers: Sequence[BufferData],
+    weights: list[np.ndarray],
+) -> None:
+    at = f"{where}.buffers[{b}]"
+    if spec.kind is BufferKind.INTERMEDIATE:
+        if spec.index + spec.nbytes > arena:
+            raise ModelFormatError(
+                f"{at} spans [{spec.index}, {spec.index + spec.nbytes}) of an arena of "
+                f"{arena} bytes"
+            )
+        source = views.get(b)
+        if source is not None:
+            src = buffers[source]
+            if src.kind is not BufferKind.INTERMEDIATE or src.nbytes != spec.nbytes:
+                raise ModelFormatError(
+                    f"{at} is a view of buffer {source}, which differs in size or kind"
+                )
+    elif b in views:
+        raise ModelFormatError(f"{at} is a {spec.kind.value} buffer; only intermediates are views")
+    if spec.kind is BufferKind.CONST:
+        w = consts.get(b)
+        if w is None:
+            raise ModelFormatError(f"{at} is a constant without a weight")
+        weight = weights[w]
+        if weight.dtype.name != spec.dtype or weight.shape != spec.shape:
+            raise ModelFormatError(
+                f"{at} is {spec.dtype}{list(spec.shape)}; its weight {w} is "
+                f"{weight.dtype.name}{list(weight.shape)}"
+            )
+    elif b in consts:
+        raise ModelFormatError(f"{at} is a {spec.kind.value} buffer with a weight")
+
+
+def _buffer(raw: Any, where: str) -> BufferData:
+    item = _list(raw, where)
+    if len(item) != 4:
+        raise ModelFormatError(f"{where} must be [kind, index, shape, dtype]")
+    try:
+        kind = BufferKind(item[0])
+    except ValueError:
+        raise ModelFormatError(f"{where}: unknown buffer kind {item[0]!r}") from None
+    spec = BufferData(
+        kind,
+        _int(item[1], f"{where}.index", 0, MAX_BUFFER_BYTES),
+        _shape(item[2], f"{where}.shape"),
+        _dtype(item[3], f"{where}.dtype"),
+    )
+    if spec.nbytes > MAX_BUFFER_BYTES:
+        raise ModelFormatError(f"{where} holds {spec.nbytes} bytes, past {MAX_BUFFER_BYTES}")
+    return spec
+
+
+def _task(
+    raw: Any, where: str, n_kernels: int, buffers: Sequence[BufferData]
+) -> KernelTaskData | HostTaskData:
+    t = _mapping(raw, where)
+    name = _str(t.get("name"), f"{where}.name")
+    n = len(buffers)
+    if "host" in t:
+        op = t["host"]
+        if op not in HOST_OPS:
+            raise ModelFormatError(f"{where}: unknown host op {op!r}; known: {sorted(HOST_OPS)}")
+        names, _ = HOST_OPS[op]
+        params = _mapping(t.get("params", {}), f"{where}.params")
+        if set(params) != set(names) or not all(isinstance(v, bool) for v in params.values()):
+            raise ModelFormatError(f"{where}: host op {op} takes boolean parameters {list(names)}")
+        bufs = _indexes(t.get("buffers"), f"{where}.buffers", n)
+        _check_host_buffers(op, params, bufs, buffers, where)
+        return HostTaskData(name, op, bufs, dict(params))
+    kernel = _index(t.get("kernel"), n_kernels, f"{where}.kernel")
+    template = tuple(
+        _int(v, f"{where}.template", *_INT64) for v in _list(t.get("template"), f"{where}.template")
+    )
+    if not 0 < len(template) <= MAX_ARGS:
+        raise ModelFormatError(f"{where}.template has {len(template)} arguments")
+    patches = []
+    for i, raw_patch in enumerate(_list(t.get("patches"), f"{where}.patches")):
+        at = f"{where}.patches[{i}]"
+        patch = _list(raw_patch, at)
+        if len(patch) != 3:
+            raise ModelFormatError(f"{at} must be [position, buffer, offset]")
+        pos = _index(patch[0], len(template), f"{at}.position")
+        buf = _index(patch[1], n, f"{at}.buffer")
+        off = _int(patch[2], f"{at}.offset", 0, buffers[buf].nbytes)
+        patches.append((pos, buf, off))
+    if len({p for p, _, _ in patches}) != len(patches):
+        raise ModelFormatError(f"{where}.patches write one argument twice")
+    same = _indexes(t.get("same_index_inputs", []), f"{where}.same_index_inputs", n)
+    return KernelTaskData(
+        name,
+        kernel,
+        _str(t.get("function"), f"{where}.function"),
+        _int(t.get("block_dim"), f"{where}.block_dim", 1, MAX_BLOCK_DIM),
+        template,
+        tuple(patches),
+        same,
+    )
+
+
+def _check_host_buffers(
+    op: str,
+    params: Mapping[str, Any],
+    bufs: tuple[int, ...],
+    buffers: Sequence[BufferData],
+    where: str,
+) -> None:
+    """The host op's buffers fit it (so running it cannot fail on shapes)."""
+    specs = [buffers[b] for b in bufs]
+    if op == "copy":
+        if len(specs) != 2 or specs[0].nbytes != specs[1].nbytes:
+            raise ModelFormatError(f"{where}: copy takes two buffers of one byte size")
+        return
+    count = 4 if params["bias"] else 3
+    if len(specs) != count:
+        raise ModelFormatError(f"{where}: matmul takes {count} buffers, got {len(specs)}")
+    shapes = [s.shape for s in specs]
+    if len({s.dtype for s in specs}) != 1 or any(len(s) < 2 for s in shapes[:2]):
+        raise ModelFormatError(f"{where}: matmul buffers must share a dtype, operands >= 2-D")
+    try:
+        m = _matmul_shape(
+            shapes[0], shapes[1], bool(params["transpose_a"]), bool(params["transpose_b"])
+        )
+        if params["bias"]:
+            m = np.broadcast_shapes(m, shapes[2])
+    except ValueError as e:
+        raise ModelFormatError(f"{where}: matmul operand shapes do not fit: {e}") from None
+    if tuple(m) != shapes[-1]:
+        raise ModelFormatError(f"{where}: matmul writes {list(m)} into a {list(shapes[-1])} buffer")
+
+
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool) -> tuple[int, ...]:
+    a = (*a[:-2], a[-1], a[-2]) if ta else a
+    b = (*b[:-2], b[-1], b[-2]) if tb else b
+    if a[-1] != b[-2]:
+        raise ValueError(f"contracted dims {a[-1]} and {b[-2]} differ")
+    return (*tuple(np.broadcast_shapes(a[:-2], b[:-2])), a[-2], b[-1])
+
+
+# --- field checks --------------------------------------------------------------------------------
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModelFormatError(f"{where} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ModelFormatError(f"{where} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ModelFormatError(f"{where} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _int(value: Any, where: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ModelFormatError(f"{where} must be an integer in [{low}, {high}], got {value!r}")
+    return value
+
+
+def _index(value: Any, count: int, where: str) -> int:
+    if type(value) is not int or not 0 <= value < count:
+        raise ModelFormatError(f"{where} must be an index in [0, {count}), got {value!r}")
+    return value
+
+
+def _indexes(value: Any, where: str, count: int) -> tuple[int, ...]:
+    return tuple(_index(v, count, where) for v in _list(value, where))
+
+
+def _pairs(value: Any, where: str, keys: int, values: int) -> list[tuple[int, int]]:
+    pairs = []
+    for i, item in enumerate(_list(value, where)):
+        pair = _list(item, f"{where}[{i}]")
+        if len(pair) != 2:
+            raise ModelFormatError(f"{where}[{i}] must be a pair")
+        pairs.append((_index(pair[0], keys, where), _index(pair[1], values, where)))
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise ModelFormatError(f"{where} lists a buffer twice")
+    return pairs
+
+
+def _shape(value: Any, where: str) -> tuple[int, ...]:
+    dims = _list(value, where)
+    if len(dims) > MAX_DIMS:
+        raise ModelFormatError(f"{where} has {len(dims)} dims, past {MAX_DIMS}")
+    return tuple(_int(d, where, 0, MAX_BUFFER_BYTES) for d in dims)
+
+
+def _dtype(value: Any, where: str) -> str:
+    if value not in DTYPES:
+        raise ModelFormatError(f"{where} must be one of {sorted(DTYPES)}, got {value!r}")
+    return str(value)
+
+
+def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count * np.dtype(dtype).itemsize

@@ -18,11 +18,11 @@ import pytest
 import ge.es
 from ge import runtime
 from ge.compiler.executable import CompiledGraph
-from ge.compiler.plan import Plan
 from ge.error import GeError
 from ge.es import GraphBuilder
 from ge.graph import DataType, Graph
 from ge.ops import eval_graph
+from ge.runtime.plan import Plan
 
 
 def f32(*shape: int, seed: int = 0) -> np.ndarray:
@@ -531,8 +531,8 @@ def _failing(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
 
 
 def test_a_failing_kernel_in_a_batch_names_its_node_and_stops_the_plan() -> None:
-    from ge.compiler.plan import BufferKind, BufferSpec, HostTask, kernel_task
     from ge.runtime.kernel import compile_kernel, load_kernel_binary
+    from ge.runtime.plan import BufferKind, BufferSpec, HostTask, kernel_task
 
     fn = load_kernel_binary(compile_kernel(_failing, "failing")).get_function("failing")
     ran: list[str] = []
@@ -603,7 +603,7 @@ def test_plan_runner_call_uses_large_arrays_in_place_and_returns_fresh_results()
 
 # --- pooled result blocks -------------------------------------------------------------------------
 def test_a_result_block_comes_back_when_the_last_view_goes() -> None:
-    from ge.compiler.executable import ResultBlocks
+    from ge.runtime.executor import ResultBlocks
 
     pool = ResultBlocks()
     like = np.empty((4, 8), np.float32)
@@ -625,7 +625,7 @@ def test_a_result_block_comes_back_when_the_last_view_goes() -> None:
 
 
 def test_only_a_few_spare_blocks_are_kept_per_size() -> None:
-    from ge.compiler.executable import ResultBlocks
+    from ge.runtime.executor import ResultBlocks
 
     pool = ResultBlocks()
     like = np.empty(1000, np.uint8)

@@ -16,12 +16,12 @@ import pytest
 import ge
 import ge.es
 from ge.compiler.executable import CompiledGraph
-from ge.compiler.plan import KernelTask
 from ge.error import GeError
 from ge.es import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import DataType, Graph, Tensor
 from ge.runtime import _launcher
+from ge.runtime.plan import KernelTask
 from ge.session import Session
 
 CONFIG = {"ge.exec.deviceId": "0", "ge.graphRunMode": "0"}

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 import ge.es as ge_es
 from ge.compiler.executable import CompiledGraph
 from ge.compiler.memory_plan import ALIGN, plan_offsets
-from ge.compiler.plan import BufferKind, KernelTask, Plan
 from ge.es import GraphBuilder
 from ge.graph import Graph
 from ge.ops import eval_graph
+from ge.runtime.plan import BufferKind, KernelTask, Plan
 
 
 def aligned(n: int) -> int:

@@ -24,11 +24,11 @@ import ge.es
 from ge.compiler.executable import CompiledGraph
 from ge.compiler.kernels import rows
 from ge.compiler.kernels._codegen import kernel_from_source
-from ge.compiler.plan import KernelTask
 from ge.error import GeValueError
 from ge.es import GraphBuilder
 from ge.graph import DataType, Graph
 from ge.ops import eval_graph
+from ge.runtime.plan import KernelTask
 
 NP: dict[str, np.dtype[Any]] = {
     "float16": np.dtype(np.float16),

@@ -9,12 +9,9 @@ reach for most.
     ('g', 'DT_FLOAT')
 """
 
-from ge import (
-    custom_op,  # noqa: F401  (looks up unknown op types on ASCEND_CUSTOM_OPP_PATH)
-    ops,  # the op registry is always present (Graph.verify checks ops against it)
-)
+import importlib
+
 from ge.error import GeError
-from ge.graph import DataType, Format, Graph, Placement, Tensor
 
 __version__ = "0.1.0"
 
@@ -30,10 +27,22 @@ __all__ = [
     "ops",
 ]
 
+# imported on first use, so that ``import ge.runtime`` (loading and running offline models)
+# pulls in neither the IR, the op registry nor the compiler
+_LAZY_NAMES = {name: "ge.graph" for name in ("DataType", "Format", "Graph", "Placement", "Tensor")}
+_LAZY_MODULES = frozenset({"custom_op", "jit", "ops"})
+
 
 def __getattr__(name: str) -> object:
-    if name == "jit":  # imported on first use: tracing pulls in the builder and the compiler
-        import importlib  # noqa: PLC0415
-
-        return importlib.import_module("ge.jit")
+    module = _LAZY_NAMES.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"ge.{name}")
     raise AttributeError(f"module 'ge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -284,7 +285,15 @@ def register_graph_check(check: GraphCheck) -> None:
         _GRAPH_CHECKS.append(check)
 
 
+# the package that registers op-level checks (ge.ops). It sits above ge.graph, so it is
+# imported by name the first time a graph is verified, not when ge.graph is imported
+CHECK_PACKAGES = ("ge.ops",)
+
+
 def _op_checks(graph: Graph, infer: bool) -> Iterator[str]:
+    if not _GRAPH_CHECKS:
+        for name in CHECK_PACKAGES:
+            importlib.import_module(name)
     checks = [c for c, needs_infer in _NODE_CHECKS if infer or not needs_infer]
     for node in graph._nodes.values():
         for check in checks:

@@ -15,6 +15,7 @@ path finds it (the registry never imports upward; the resolver is handed in).
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Iterator
 
@@ -88,6 +89,20 @@ def _check_ufunc(op: OpDef, ops: dict[str, OpDef]) -> None:
         )
 
 
+# packages that add resolvers for op types registered at run time (ge.custom_op looks them up on
+# ASCEND_CUSTOM_OPP_PATH). They sit above ge.ops, so they are imported by name on the first
+# miss, never at import time: ge.runtime loads models without ge.ops or ge.custom_op imported.
+RESOLVER_PACKAGES = ("ge.custom_op",)
+_RESOLVERS_IMPORTED: list[bool] = []
+
+
+def _import_resolver_packages() -> None:
+    if not _RESOLVERS_IMPORTED:
+        _RESOLVERS_IMPORTED.append(True)
+        for name in RESOLVER_PACKAGES:
+            importlib.import_module(name)
+
+
 class OpRegistry:
     """Thread-safe map of op type -> ``OpDef``."""
 
@@ -131,7 +146,8 @@ class OpRegistry:
 
     def find(self, op_type: str) -> OpDef | None:
         op = self._ops.get(op_type)
-        if op is None and self._resolvers:  # a miss only: hits never pay for resolvers
+        if op is None:  # a miss only: hits never pay for resolvers
+            _import_resolver_packages()
             for resolver in list(self._resolvers):
                 if resolver(op_type):
                     op = self._ops.get(op_type)

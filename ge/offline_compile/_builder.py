@@ -20,10 +20,10 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
         raise GeValueError(f"two graphs are named {graph.name!r}; a model's graph names differ")
     compiled = CompiledGraph(graph, options=options)
     fixed = parse_input_shape(options.get("input_shape", ""))
-    shapes = [_shape_of(spec.name, spec.slot, spec.shape, fixed) for spec in compiled.inputs]
     unknown = sorted(set(fixed) - {spec.name for spec in compiled.inputs})
     if unknown:
         raise GeValueError(f"input_shape names {unknown}, which are not inputs of the graph")
+    shapes = [_shape_of(spec.name, spec.slot, spec.shape, fixed) for spec in compiled.inputs]
     plan = compiled.plan_for(shapes)
     if plan is None:
         raise GeError(

@@ -8,6 +8,7 @@ from ge.compiler.executable import CompiledGraph
 from ge.error import GeError, GeValueError
 from ge.graph import Graph
 from ge.ops.infer import graph_outputs
+from ge.runtime.kernel import bounds_checks
 from ge.runtime.om import GraphEntry, ModelData, plan_data
 
 __all__ = ["add_graph", "parse_input_shape"]
@@ -18,13 +19,15 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
     ``declare_launch_args`` callbacks included) and add its plan to ``model``."""
     if any(entry.name == graph.name for entry in model.graphs):
         raise GeValueError(f"two graphs are named {graph.name!r}; a model's graph names differ")
-    compiled = CompiledGraph(graph, options=options)
+    with bounds_checks():  # the model's kernel arguments will come from a file
+        compiled = CompiledGraph(graph, options=options)
     fixed = parse_input_shape(options.get("input_shape", ""))
     unknown = sorted(set(fixed) - {spec.name for spec in compiled.inputs})
     if unknown:
         raise GeValueError(f"input_shape names {unknown}, which are not inputs of the graph")
     shapes = [_shape_of(spec.name, spec.slot, spec.shape, fixed) for spec in compiled.inputs]
-    plan = compiled.plan_for(shapes)
+    with bounds_checks():
+        plan = compiled.plan_for(shapes)
     if plan is None:
         raise GeError(
             f"graph {graph.name!r}: its shapes depend on input values; an offline model needs "
@@ -35,7 +38,7 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
         graph.name,
         tuple(spec.name for spec in compiled.inputs),
         tuple(outputs),
-        plan_data(plan, model),
+        plan_data(plan, model, graph.name),
     )
     model.graphs.append(entry)
 

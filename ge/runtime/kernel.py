@@ -51,12 +51,14 @@ Memory safety (the device's contract: no kernel writes outside the memory it nam
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -124,8 +126,27 @@ class DeviceRange:
         return cls(block.addr + offset, size, block.generation)
 
 
+_BOUNDSCHECK = threading.local()  # bounds_checks() override on this thread
+
+
+@contextlib.contextmanager
+def bounds_checks() -> Iterator[None]:
+    """Kernels compiled on this thread inside the block get index bounds checks, whatever
+    ``GE_KERNEL_BOUNDSCHECK`` says (offline models are built so: a model's kernel arguments
+    come from a file, and no argument may make a kernel index past its views)."""
+    previous = getattr(_BOUNDSCHECK, "on", None)
+    _BOUNDSCHECK.on = True
+    try:
+        yield
+    finally:
+        _BOUNDSCHECK.on = previous
+
+
 def boundscheck_enabled() -> bool:
-    """Whether kernels compiled now get index bounds checks (``GE_KERNEL_BOUNDSCHECK=1``)."""
+    """Whether kernels compiled now get index bounds checks (``GE_KERNEL_BOUNDSCHECK=1``, or
+    inside ``bounds_checks()``)."""
+    if getattr(_BOUNDSCHECK, "on", None):
+        return True
     value = os.environ.get(_ENV_BOUNDSCHECK, "0").strip()
     if value not in ("", "0", "1"):
         raise GeValueError(f"{_ENV_BOUNDSCHECK} must be 0 or 1, got {value!r}")
@@ -191,9 +212,7 @@ def _jit(ir: str, code: bytes | None) -> tuple[Any, list[bytes]]:
             f"{', '.join(missing_symbols[:8])}"
         )
     target = llvm.Target.from_default_triple()
-    machine = target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=target_features(), opt=3
-    )
+    machine = target.create_target_machine(cpu=host_cpu()[0], features=target_features(), opt=3)
     engine = llvm.create_mcjit_compiler(module, machine)
     built: list[bytes] = []
     if code:
@@ -220,6 +239,13 @@ def _llvm() -> Any:
     return llvm
 
 
+@functools.cache
+def host_cpu() -> tuple[str, str]:
+    """The host CPU's LLVM name and feature string (asked of LLVM once: ~1 ms a call)."""
+    llvm = _llvm()
+    return str(llvm.get_host_cpu_name()), str(llvm.get_host_cpu_features().flatten())
+
+
 # First-generation AVX-512 cores lower their clock for 512-bit math: there LLVM's preference
 # for 256-bit vectors is right, and kept.
 _NARROW_AVX512 = frozenset({"skylake-avx512", "cascadelake", "cooperlake"})
@@ -242,7 +268,7 @@ def tuning_features() -> str:
 def target_features() -> str:
     """The LLVM feature string kernels are optimised and compiled for: the host's features
     plus ``tuning_features()``."""
-    host = _llvm().get_host_cpu_features().flatten()
+    host = host_cpu()[1]
     tuning = tuning_features()
     return f"{host},{tuning}" if tuning else host
 
@@ -286,9 +312,10 @@ def _parse_header(data: bytes) -> tuple[dict[str, Any], str, bytes]:
 def _machine_code(header: dict[str, Any], code: bytes, llvm: Any) -> bytes | None:
     """The binary's machine code if it was built for exactly this CPU (else the IR is compiled
     again: the code is an optimisation, the IR the source of truth)."""
-    if not code or header.get("cpu") != llvm.get_host_cpu_name():
+    cpu, features = host_cpu()
+    if not code or header.get("cpu") != cpu:
         return None
-    if header.get("features") != llvm.get_host_cpu_features().flatten():
+    if header.get("features") != features:
         return None
     return code
 
@@ -345,9 +372,7 @@ class KernelBinary:
         self.data = bytes(data)
         header, ir, code = _parse_header(data)
         llvm = _guarded_llvm()
-        missing = _missing_features(
-            header.get("features", ""), llvm.get_host_cpu_features().flatten()
-        )
+        missing = _missing_features(header.get("features", ""), host_cpu()[1])
         if missing:
             raise GeError(
                 f"kernel binary was built for CPU {header.get('cpu')!r}; this machine "

@@ -21,8 +21,11 @@ Inputs are host arrays (exactly the input's dtype and shape) or device memory (`
 ``DeviceRange``) holding at least the input's bytes, at any address, new or not, every run.
 Outputs are returned as fresh arrays, or written to the device memory or host arrays given as
 ``outputs`` (address refresh: the plan's argument slots are rewritten for each run). A model
-from a path maps its weights from the file (copy-on-write pages: nothing is read until used,
-and the file is never written); one from bytes copies them into device memory.
+from a path maps its weights from the file (private copy-on-write pages shared with the OS
+page cache: loading reads them once to check their SHA-256 but copies nothing, the file is
+never written, and ``live_bytes()`` counts them as device memory lent to the model); one from
+bytes copies them into device memory. Replace a model file by writing a new one and renaming
+it over the old (as ``save_model`` does): truncating a mapped file in place is undefined.
 
 A bundle (``offline_compile.bundle_build_model``) holds several graphs: ``model.graph(name)``
 runs one, and ``model.set_weights({...})`` replaces constants in place by name.
@@ -74,12 +77,18 @@ def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview) 
     raise GeTypeError(f"load_model: source must be a path or bytes, got {type(source).__name__}")
 
 
-def _binary(data: bytes) -> KernelBinary:
+def _binary(data: bytes, index: int) -> KernelBinary:
+    """The loaded kernel binary ``data`` (``kernels[index]`` of a model); loaded once per
+    process, however many models hold it."""
     key = hashlib.sha256(data).hexdigest()
     with _BINARIES_LOCK:
         binary = _BINARIES.get(key)
         if binary is None:
-            binary = _BINARIES[key] = load_kernel_binary(data)
+            try:
+                binary = load_kernel_binary(data)
+            except GeError as e:
+                raise ModelFormatError(f"kernels[{index}] does not load: {e}") from None
+            _BINARIES[key] = binary
     return binary
 
 
@@ -220,7 +229,7 @@ class Model:
         # freed with the model, or at once when loading fails
         model._release = weakref.finalize(model, _release, owned, loans)
         try:
-            kernels = [_binary(k) for k in data.kernels]
+            kernels = [_binary(k, i) for i, k in enumerate(data.kernels)]
             weight_addrs = [model._place(w, owned, loans) for w in data.weights]
             model._weights = data.weights
             model._weight_addrs = weight_addrs
@@ -237,7 +246,8 @@ class Model:
 
     def _place(self, weight: np.ndarray, owned: list[int], loans: list[int]) -> int:
         """The device address of a weight: the mapped file's pages, lent to the device, or
-        a copy in device memory (weights from bytes, or a weight not at a 64-byte offset)."""
+        a copy in device memory (weights from bytes, empty weights, or pages the device
+        cannot borrow)."""
         if self._mapped is not None and weight.flags.writeable and weight.nbytes:
             handle = memory.lend(weight)
             if handle is not None:
@@ -315,7 +325,10 @@ def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int
         plan.const_addrs[buf] = weight_addrs[weight]
     for task in data.tasks:
         if isinstance(task, KernelTaskData):
-            function = kernels[task.kernel].get_function(task.function)
+            try:
+                function = kernels[task.kernel].get_function(task.function)
+            except GeError as e:
+                raise ModelFormatError(f"graph {entry.name!r}, task {task.name}: {e}") from None
             made = kernel_task(
                 task.name,
                 function,

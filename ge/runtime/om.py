@@ -150,14 +150,17 @@ class ModelData:
     weights: list[np.ndarray]
     options: dict[str, str]
     ge_version: str = ""
-    weight_names: dict[str, int] = field(default_factory=dict)  # Const node name -> weight
+    weight_names: dict[str, int] = field(default_factory=dict)  # see plan_data
+    ambiguous_names: set[str] = field(default_factory=set)  # Const names of several values
 
 
-def plan_data(plan: Plan, model: ModelData) -> PlanData:
-    """``plan`` as data, adding its kernel binaries and constants to ``model`` (each binary
-    once; a constant of a name already there, of the same dtype, shape and bytes, shares that
-    weight: graphs of a bundle share their weights). Raises ``GeError`` for a task that is not
-    data (a host task running an op's Python reference): the message names the node."""
+def plan_data(plan: Plan, model: ModelData, graph: str) -> PlanData:
+    """``plan`` (of the graph named ``graph``) as data, adding its kernel binaries and
+    constants to ``model``, each binary once. Weights are named ``<graph>/<Const node>``, and
+    also ``<Const node>`` while every graph's constant of that name holds the same dtype, shape
+    and bytes: those graphs of a bundle share one weight, which ``set_weights`` updates for all
+    of them. Raises ``GeError`` for a task that is not data (a host task running an op's
+    Python reference): the message names the node."""
     kernels, weights = model.kernels, model.weights
     index = {id(data): k for k, data in enumerate(kernels)}
     tasks: list[KernelTaskData | HostTaskData] = []
@@ -187,19 +190,28 @@ def plan_data(plan: Plan, model: ModelData) -> PlanData:
                 f"flow or a custom op's execute); an offline model holds kernels only"
             )
     consts: dict[int, int] = {}
+    read = {b for task in plan.tasks for b in _buffers(task)}
     for buf, addr in plan.const_addrs.items():
         spec = plan.buffers[buf]
         weight = np.empty(spec.shape, spec.dtype)
         weight.reshape(-1).view(np.uint8)[...] = _device_bytes(addr, spec.nbytes)
-        name = plan.const_names.get(buf)
-        known = model.weight_names.get(name) if name is not None else None
-        if known is not None and _same(weights[known], weight):
-            consts[buf] = known
+        name = plan.const_names.get(buf) if buf in read else None
+        if name is None:  # a kernel's parameters, or a value the compiler used up: no name
+            consts[buf] = len(weights)
+            weights.append(weight)
             continue
-        consts[buf] = len(weights)
-        if name is not None and known is None:
-            model.weight_names[name] = len(weights)
-        weights.append(weight)
+        shared = model.weight_names.get(name)
+        if shared is not None and _same(weights[shared], weight):
+            consts[buf] = shared
+        else:
+            consts[buf] = len(weights)
+            weights.append(weight)
+            if shared is not None or name in model.ambiguous_names:  # two values: no shared name
+                model.weight_names.pop(name, None)
+                model.ambiguous_names.add(name)
+            else:
+                model.weight_names[name] = consts[buf]
+        model.weight_names[f"{graph}/{name}"] = consts[buf]
     buffers = tuple(
         BufferData(s.kind, int(s.index), tuple(int(d) for d in s.shape), s.dtype.name)
         for s in plan.buffers
@@ -213,6 +225,10 @@ def plan_data(plan: Plan, model: ModelData) -> PlanData:
         dict(plan.views),
         int(plan.arena_size),
     )
+
+
+def _buffers(task: KernelTask | HostTask) -> list[int]:
+    return [int(b) for b in task.patch_buf] if isinstance(task, KernelTask) else task.buffers
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -310,13 +326,17 @@ def unpack(data: bytes | bytearray | memoryview | mmap.mmap) -> ModelData:
             f"model header claims {length} bytes; the file has {len(view) - _PREFIX.size} "
             f"after the prefix"
         )
+    if (_PREFIX.size + length) % _ALIGN:
+        raise ModelFormatError(
+            f"model data starts at {_PREFIX.size + length}, not {_ALIGN}-byte aligned"
+        )
     text = bytes(view[_PREFIX.size : _PREFIX.size + length])
     if hashlib.sha256(text).digest() != digest:
         raise ModelFormatError("model header fails its SHA-256 check (the file was modified)")
     try:
-        header = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise ModelFormatError(f"model header is not JSON: {e}") from None
+        header = json.loads(text.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise ModelFormatError(f"model header is not UTF-8 JSON: {e}") from None
     return _Reader(header, view, _PREFIX.size + length).model()
 
 
@@ -410,6 +430,9 @@ def _graph(raw: Any, where: str, n_kernels: int, weights: list[np.ndarray]) -> G
             raise ModelFormatError(f"{where}.inputs[{k}] is buffer {b}, not input {k}")
     if len(set(inputs)) != len(inputs):
         raise ModelFormatError(f"{where}.inputs repeat a buffer: {list(inputs)}")
+    for j, b in enumerate(outputs):  # each output is a buffer of its own (the caller's memory)
+        if buffers[b].kind is not BufferKind.OUTPUT or buffers[b].index != j:
+            raise ModelFormatError(f"{where}.outputs[{j}] is buffer {b}, not output {j}")
     for b, spec in enumerate(buffers):
         if spec.kind is BufferKind.INPUT and b not in inputs:
             raise ModelFormatError(f"{where}: input buffer {b} is not among the inputs")
@@ -494,7 +517,7 @@ def _task(
     n = len(buffers)
     if "host" in t:
         op = t["host"]
-        if op not in HOST_OPS:
+        if not isinstance(op, str) or op not in HOST_OPS:
             raise ModelFormatError(f"{where}: unknown host op {op!r}; known: {sorted(HOST_OPS)}")
         names, _ = HOST_OPS[op]
         params = _mapping(t.get("params", {}), f"{where}.params")
@@ -573,6 +596,14 @@ def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool) ->
 
 
 # --- field checks --------------------------------------------------------------------------------
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise ValueError(f"key {next(k for k in keys if keys.count(k) > 1)!r} appears twice")
+    return found
+
+
 def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ModelFormatError(f"{where} must be an object, got {type(value).__name__}")
@@ -627,7 +658,7 @@ def _shape(value: Any, where: str) -> tuple[int, ...]:
 
 
 def _dtype(value: Any, where: str) -> str:
-    if value not in DTYPES:
+    if not isinstance(value, str) or value not in DTYPES:
         raise ModelFormatError(f"{where} must be one of {sorted(DTYPES)}, got {value!r}")
     return str(value)
 

@@ -707,12 +707,6 @@ def test_bundle_weight_names_of_one_name_and_two_values(tmp_path: Path) -> None:
         assert_same(model.graph("b").execute([x]), [x @ new + 2.0])
 
 
-@pytest.mark.xfail(
-    reason="set_weights accepts a Const whose value the compiler consumed at build time "
-    "(ReduceSum axes, Reshape shape); weight_names lists it and the write silently has no "
-    "effect",
-    strict=True,
-)
 def test_set_weights_of_a_build_time_const_is_refused_or_takes_effect(tmp_path: Path) -> None:
     b = GraphBuilder("axes")
     x = b.create_input(0, name="x", shape=[2, 3])

@@ -24,6 +24,7 @@ from ge.error import GeError
 from ge.runtime.kernel import (
     KernelBinary,
     KernelFunction,
+    boundscheck_enabled,
     compile_kernel,
     kernel_array,
     load_kernel_binary,
@@ -66,7 +67,7 @@ def cached_only() -> Iterator[None]:
 
 def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
     """The loaded kernel defined as ``def <name>(block_idx, block_dim, args)`` in ``source``."""
-    key = hashlib.sha256(source.encode()).hexdigest()
+    key = hashlib.sha256(source.encode()).hexdigest() + ("+checks" if boundscheck_enabled() else "")
     function = _CACHE.get(key)
     if function is not None:
         return function

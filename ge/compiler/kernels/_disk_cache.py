@@ -51,7 +51,7 @@ def _toolchain() -> str:
     import llvmlite.binding as llvm  # noqa: PLC0415
 
     from ge import __version__  # noqa: PLC0415
-    from ge.runtime.kernel import boundscheck_enabled, target_features  # noqa: PLC0415
+    from ge.runtime.kernel import target_features  # noqa: PLC0415
 
     llvm.initialize_native_target()
     parts = (
@@ -61,7 +61,6 @@ def _toolchain() -> str:
         llvmlite.__version__,
         llvm.get_host_cpu_name(),
         target_features(),
-        f"boundscheck={int(boundscheck_enabled())}",
     )
     return "|".join(parts)
 
@@ -96,8 +95,12 @@ def _numba_version() -> str:
 
 
 def cache_key(source: str) -> str:
-    """The entry name for ``source`` built by this toolchain on this CPU."""
-    return hashlib.sha256(f"{_toolchain()}\n{source}".encode()).hexdigest()
+    """The entry name for ``source`` built by this toolchain on this CPU, with or without
+    index bounds checks as kernels compiled now get them."""
+    from ge.runtime.kernel import boundscheck_enabled  # noqa: PLC0415
+
+    checks = f"boundscheck={int(boundscheck_enabled())}"
+    return hashlib.sha256(f"{_toolchain()}|{checks}\n{source}".encode()).hexdigest()
 
 
 def load_entry(key: str) -> bytes | None:

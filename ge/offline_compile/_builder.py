@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ge.compiler.executable import CompiledGraph
 from ge.error import GeError, GeValueError
 from ge.graph import Graph
-from ge.ops.infer import graph_outputs
+from ge.ops.infer import _subgraphs_of, graph_outputs
 from ge.runtime.kernel import bounds_checks
-from ge.runtime.om import GraphEntry, ModelData, plan_data
+from ge.runtime.om import GraphEntry, HostTaskData, ModelData, PlanData, Translate, plan_data
+from ge.runtime.plan import BufferSpec, HostTask, Plan
 
 __all__ = ["add_graph", "parse_input_shape"]
 
@@ -38,9 +40,84 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
         graph.name,
         tuple(spec.name for spec in compiled.inputs),
         tuple(outputs),
-        plan_data(plan, model, graph.name),
+        _as_data(compiled, plan, model, options, graph.name),
     )
     model.graphs.append(entry)
+
+
+def _as_data(
+    compiled: CompiledGraph, plan: Plan, model: ModelData, options: dict[str, str], name: str
+) -> PlanData:
+    return plan_data(plan, model, name, _control_flow(compiled, plan, model, options, name))
+
+
+# control-flow op -> (the host op it becomes, where its subgraphs' inputs start among its own)
+_CONTROL = {"If": ("branch", 1), "Case": ("branch", 1), "While": ("while", 0)}
+
+
+def _control_flow(
+    compiled: CompiledGraph, plan: Plan, model: ModelData, options: dict[str, str], name: str
+) -> Translate:
+    """Makes the plan's control-flow host tasks (If, Case, While) data: each subgraph is
+    compiled into a sub-plan for the shapes the node feeds it, and the task becomes a
+    ``branch`` or ``while`` host op running those sub-plans."""
+
+    def translate(task: HostTask, subplans: list[PlanData]) -> HostTaskData | None:
+        node = compiled.graph.find_node_by_name(task.name)
+        if node is None or node.type not in _CONTROL:
+            return None
+        op, offset = _CONTROL[node.type]
+        n_out = len(node._output_descs)
+        n_in = len(task.buffers) - n_out
+        specs = [plan.buffers[b] for b in task.buffers]
+        feeds = [tuple(s.shape) for s in specs[offset:n_in]]
+        first = len(subplans)
+        takes = []
+        for sub in _subgraphs_of(node):
+            with bounds_checks():
+                inner = CompiledGraph(sub, input_offset=offset, optimize=False, options=options)
+                sub_plan = inner.plan_for([list(s) for s in feeds[: len(inner.inputs)]])
+            if sub_plan is None:
+                raise GeError(
+                    f"node {node.name}: the shapes of its subgraph {sub.name!r} depend on "
+                    f"input values; an offline model needs them fixed at build time"
+                )
+            subplans.append(_as_data(inner, sub_plan, model, options, f"{name}/{sub.name}"))
+            takes.append(len(inner.inputs))
+        _check_types(node.name, node.type, specs, n_in, offset, subplans[first:])
+        params: dict[str, Any]
+        if op == "while":
+            params = {"inputs": n_in, "cond": first, "body": first + 1}
+        else:
+            branches = list(range(first, len(subplans)))
+            params = {
+                "case": node.type == "Case",
+                "inputs": n_in - 1,
+                "branches": branches,
+                "branch_inputs": takes,
+            }
+        return HostTaskData(task.name, op, tuple(task.buffers), params)
+
+    return translate
+
+
+def _check_types(
+    node: str, op: str, specs: list[BufferSpec], n_in: int, offset: int, subs: list[PlanData]
+) -> None:
+    """Each sub-plan writes exactly the node's output types (a While's body, its loop vars'):
+    a model's buffers are fixed, so a branch or loop that changes a shape cannot go into one."""
+
+    def types(plan: PlanData) -> list[tuple[tuple[int, ...], str]]:
+        return [(plan.buffers[b].shape, plan.buffers[b].dtype) for b in plan.outputs]
+
+    outputs = [(tuple(s.shape), s.dtype.name) for s in specs[n_in:]]
+    produced = subs[1:] if op == "While" else subs  # While's cond returns its one test
+    for sub in produced:
+        if types(sub) != outputs:
+            raise GeError(
+                f"node {node} ({op}): a subgraph returns {types(sub)}, the node's outputs are "
+                f"{outputs}; an offline model needs every branch and loop step to keep them"
+            )
 
 
 def _shape_of(

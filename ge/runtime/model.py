@@ -50,8 +50,15 @@ from ge.graph._dtypes import data_type_from_numpy
 from ge.runtime import memory
 from ge.runtime.executor import PlanRunner, Target
 from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
-from ge.runtime.om import GraphEntry, KernelTaskData, ModelData, ModelFormatError, unpack
-from ge.runtime.plan import BufferKind, BufferSpec, Plan, host_task, kernel_task
+from ge.runtime.om import (
+    GraphEntry,
+    KernelTaskData,
+    ModelData,
+    ModelFormatError,
+    PlanData,
+    unpack,
+)
+from ge.runtime.plan import HOST_OPS, BufferSpec, Plan, SubRun, host_task, kernel_task
 from ge.runtime.types import TensorDesc
 
 __all__ = ["Model", "ModelFormatError", "ModelGraph", "load_model"]
@@ -317,18 +324,29 @@ class Model:
 
 
 def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int]) -> Plan:
-    data = entry.plan
+    return _build(entry.plan, f"graph {entry.name!r}", kernels, weight_addrs)
+
+
+def _build(
+    data: PlanData, where: str, kernels: list[KernelBinary], weight_addrs: list[int]
+) -> Plan:
+    """A runnable plan from its data: kernels resolved to loaded functions, constants to
+    their weights, sub-plans (control flow) to runners of their own."""
     plan = Plan()
     for b in data.buffers:
         plan.add_buffer(BufferSpec(b.kind, b.index, b.shape, np.dtype(b.dtype)))
     for buf, weight in data.consts.items():
         plan.const_addrs[buf] = weight_addrs[weight]
+    subruns = [
+        _subrun(_build(sub, f"{where}, sub-plan {i}", kernels, weight_addrs))
+        for i, sub in enumerate(data.subplans)
+    ]
     for task in data.tasks:
         if isinstance(task, KernelTaskData):
             try:
                 function = kernels[task.kernel].get_function(task.function)
             except GeError as e:
-                raise ModelFormatError(f"graph {entry.name!r}, task {task.name}: {e}") from None
+                raise ModelFormatError(f"{where}, task {task.name}: {e}") from None
             made = kernel_task(
                 task.name,
                 function,
@@ -340,16 +358,31 @@ def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int
             made.same_index_inputs = frozenset(task.same_index_inputs)
             plan.tasks.append(made)
         else:
-            plan.tasks.append(host_task(task.name, task.op, list(task.buffers), **task.params))
+            params = {
+                key: _resolve(value, HOST_OPS[task.op].params[key], subruns)
+                for key, value in task.params.items()
+            }
+            plan.tasks.append(host_task(task.name, task.op, list(task.buffers), **params))
     plan.inputs = list(data.inputs)
     plan.outputs = list(data.outputs)
     plan.views = dict(data.views)
     plan.arena_size = data.arena_size
-    if any(
-        s.kind is BufferKind.CONST and b not in plan.const_addrs for b, s in enumerate(plan.buffers)
-    ):
-        raise ModelFormatError(f"graph {entry.name!r}: a constant buffer has no weight")
     return plan
+
+
+def _resolve(value: Any, kind: str, subruns: list[SubRun]) -> Any:
+    if kind == "plan":
+        return subruns[value]
+    if kind == "plans":
+        return [subruns[v] for v in value]
+    return value
+
+
+def _subrun(plan: Plan) -> SubRun:
+    """Run ``plan`` on host arrays of its inputs' exact types (a control-flow host task's
+    branch or loop body); returns fresh arrays."""
+    runner = PlanRunner(plan)
+    return runner.call
 
 
 def _release(owned: list[int], loans: list[int]) -> None:

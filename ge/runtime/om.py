@@ -30,7 +30,7 @@ import hashlib
 import json
 import mmap
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,7 @@ MAX_BUFFER_BYTES = 1 << 40
 MAX_DIMS = 32
 MAX_BLOCK_DIM = 1 << 16
 MAX_ARGS = 1 << 20
+MAX_DEPTH = 16  # control flow inside control flow, this deep at most
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 DTYPES = frozenset(
@@ -131,6 +132,7 @@ class PlanData:
     consts: Mapping[int, int]  # buffer -> weight index
     views: Mapping[int, int]  # buffer -> the intermediate whose bytes it is
     arena_size: int
+    subplans: tuple[PlanData, ...] = ()  # what control-flow host tasks run, by index
 
 
 @dataclass(frozen=True)
@@ -154,16 +156,24 @@ class ModelData:
     ambiguous_names: set[str] = field(default_factory=set)  # Const names of several values
 
 
-def plan_data(plan: Plan, model: ModelData, graph: str) -> PlanData:
+# makes a Python host task data, or says it cannot (None): given the task and the list to
+# append the sub-plans it runs to (ge.offline_compile translates control flow this way)
+Translate = Callable[[HostTask, list["PlanData"]], "HostTaskData | None"]
+
+
+def plan_data(
+    plan: Plan, model: ModelData, graph: str, translate: Translate | None = None
+) -> PlanData:
     """``plan`` (of the graph named ``graph``) as data, adding its kernel binaries and
     constants to ``model``, each binary once. Weights are named ``<graph>/<Const node>``, and
     also ``<Const node>`` while every graph's constant of that name holds the same dtype, shape
     and bytes: those graphs of a bundle share one weight, which ``set_weights`` updates for all
-    of them. Raises ``GeError`` for a task that is not data (a host task running an op's
-    Python reference): the message names the node."""
+    of them. A host task that is not data (an op's Python reference) goes through
+    ``translate``; one it cannot make data raises ``GeError`` naming the node."""
     kernels, weights = model.kernels, model.weights
     index = {id(data): k for k, data in enumerate(kernels)}
     tasks: list[KernelTaskData | HostTaskData] = []
+    subplans: list[PlanData] = []
     for task in plan.tasks:
         if isinstance(task, KernelTask):
             data = task.function.binary.data
@@ -184,6 +194,8 @@ def plan_data(plan: Plan, model: ModelData, graph: str) -> PlanData:
             )
         elif isinstance(task, HostTask) and task.op in HOST_OPS:
             tasks.append(HostTaskData(task.name, task.op, tuple(task.buffers), dict(task.params)))
+        elif (made := translate(task, subplans) if translate is not None else None) is not None:
+            tasks.append(made)
         else:
             raise GeError(
                 f"node {task.name} runs Python on the host (an op without a kernel, control "
@@ -224,6 +236,7 @@ def plan_data(plan: Plan, model: ModelData, graph: str) -> PlanData:
         consts,
         dict(plan.views),
         int(plan.arena_size),
+        tuple(subplans),
     )
 
 
@@ -272,11 +285,17 @@ def pack(model: ModelData) -> bytes:
 
 
 def _graph_json(entry: GraphEntry) -> dict[str, Any]:
-    plan = entry.plan
     return {
         "name": entry.name,
         "input_names": list(entry.input_names),
         "output_names": list(entry.output_names),
+        **_plan_json(entry.plan),
+    }
+
+
+def _plan_json(plan: PlanData) -> dict[str, Any]:
+    return {
+        "subplans": [_plan_json(sub) for sub in plan.subplans],
         "buffers": [[b.kind.value, b.index, list(b.shape), b.dtype] for b in plan.buffers],
         "tasks": [_task_json(t) for t in plan.tasks],
         "inputs": list(plan.inputs),
@@ -413,6 +432,29 @@ class _Reader:
 
 def _graph(raw: Any, where: str, n_kernels: int, weights: list[np.ndarray]) -> GraphEntry:
     g = _mapping(raw, where)
+    plan = _plan(g, where, n_kernels, weights, 0)
+    names = [_str(s, f"{where}.input_names") for s in _list(g.get("input_names"), where)]
+    out_names = [_str(s, f"{where}.output_names") for s in _list(g.get("output_names"), where)]
+    if len(names) != len(plan.inputs) or len(out_names) != len(plan.outputs):
+        raise ModelFormatError(f"{where}: input/output names do not match the inputs/outputs")
+    return GraphEntry(_str(g.get("name"), f"{where}.name"), tuple(names), tuple(out_names), plan)
+
+
+def _plan(
+    g: dict[str, Any], where: str, n_kernels: int, weights: list[np.ndarray], depth: int
+) -> PlanData:
+    if depth > MAX_DEPTH:
+        raise ModelFormatError(f"{where}: sub-plans nest deeper than {MAX_DEPTH}")
+    subplans = tuple(
+        _plan(
+            _mapping(s, f"{where}.subplans[{i}]"),
+            f"{where}.subplans[{i}]",
+            n_kernels,
+            weights,
+            depth + 1,
+        )
+        for i, s in enumerate(_list(g.get("subplans", []), f"{where}.subplans"))
+    )
     buffers = tuple(
         _buffer(b, f"{where}.buffers[{i}]")
         for i, b in enumerate(_list(g.get("buffers"), f"{where}.buffers"))
@@ -439,15 +481,10 @@ def _graph(raw: Any, where: str, n_kernels: int, weights: list[np.ndarray]) -> G
         if spec.kind is BufferKind.OUTPUT and b not in outputs:
             raise ModelFormatError(f"{where}: output buffer {b} is not among the outputs")
     tasks = tuple(
-        _task(t, f"{where}.tasks[{i}]", n_kernels, buffers)
+        _task(t, f"{where}.tasks[{i}]", n_kernels, buffers, subplans)
         for i, t in enumerate(_list(g.get("tasks"), f"{where}.tasks"))
     )
-    names = [_str(s, f"{where}.input_names") for s in _list(g.get("input_names"), where)]
-    out_names = [_str(s, f"{where}.output_names") for s in _list(g.get("output_names"), where)]
-    if len(names) != len(inputs) or len(out_names) != len(outputs):
-        raise ModelFormatError(f"{where}: input/output names do not match the inputs/outputs")
-    plan = PlanData(buffers, tasks, inputs, outputs, consts, views, arena)
-    return GraphEntry(_str(g.get("name"), f"{where}.name"), tuple(names), tuple(out_names), plan)
+    return PlanData(buffers, tasks, inputs, outputs, consts, views, arena, subplans)
 
 
 def _check_buffer(
@@ -510,7 +547,11 @@ def _buffer(raw: Any, where: str) -> BufferData:
 
 
 def _task(
-    raw: Any, where: str, n_kernels: int, buffers: Sequence[BufferData]
+    raw: Any,
+    where: str,
+    n_kernels: int,
+    buffers: Sequence[BufferData],
+    subplans: Sequence[PlanData],
 ) -> KernelTaskData | HostTaskData:
     t = _mapping(raw, where)
     name = _str(t.get("name"), f"{where}.name")
@@ -519,12 +560,18 @@ def _task(
         op = t["host"]
         if not isinstance(op, str) or op not in HOST_OPS:
             raise ModelFormatError(f"{where}: unknown host op {op!r}; known: {sorted(HOST_OPS)}")
-        names, _ = HOST_OPS[op]
+        kinds = HOST_OPS[op].params
         params = _mapping(t.get("params", {}), f"{where}.params")
-        if set(params) != set(names) or not all(isinstance(v, bool) for v in params.values()):
-            raise ModelFormatError(f"{where}: host op {op} takes boolean parameters {list(names)}")
+        if set(params) != set(kinds):
+            raise ModelFormatError(f"{where}: host op {op} takes parameters {sorted(kinds)}")
+        for key, kind in kinds.items():
+            _param(params[key], kind, f"{where}.params.{key}", n, len(subplans))
         bufs = _indexes(t.get("buffers"), f"{where}.buffers", n)
-        _check_host_buffers(op, params, bufs, buffers, where)
+        specs = [buffers[b] for b in bufs]
+        if op in _CONTROL_CHECKS:
+            _CONTROL_CHECKS[op](params, specs, subplans, where)
+        else:
+            _check_host_buffers(op, params, bufs, buffers, where)
         return HostTaskData(name, op, bufs, dict(params))
     kernel = _index(t.get("kernel"), n_kernels, f"{where}.kernel")
     template = tuple(
@@ -554,6 +601,72 @@ def _task(
         tuple(patches),
         same,
     )
+
+
+def _param(value: Any, kind: str, where: str, n_buffers: int, n_subplans: int) -> None:
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ModelFormatError(f"{where} must be true or false, got {value!r}")
+    elif kind == "int":
+        _int(value, where, 0, n_buffers)
+    elif kind == "ints":
+        for v in _list(value, where):
+            _int(v, where, 0, n_buffers)
+    elif kind == "plan":
+        _index(value, n_subplans, where)
+    else:  # "plans"
+        if not _list(value, where):
+            raise ModelFormatError(f"{where} lists no sub-plan")
+        for v in value:
+            _index(v, n_subplans, where)
+
+
+def _io_specs(plan: PlanData, which: tuple[int, ...]) -> list[tuple[tuple[int, ...], str]]:
+    return [(plan.buffers[b].shape, plan.buffers[b].dtype) for b in which]
+
+
+def _specs(buffers: Sequence[BufferData]) -> list[tuple[tuple[int, ...], str]]:
+    return [(b.shape, b.dtype) for b in buffers]
+
+
+def _check_branch(
+    params: Mapping[str, Any], specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """If/Case: buffers are [cond, inputs..., outputs...]; every branch reads a prefix of the
+    inputs, exactly as typed, and writes exactly the outputs' types."""
+    count, branches, takes = params["inputs"], params["branches"], params["branch_inputs"]
+    if len(specs) < 1 + count or len(takes) != len(branches):
+        raise ModelFormatError(f"{where}: branch buffers and parameters do not agree")
+    if not params["case"] and len(branches) != 2:
+        raise ModelFormatError(f"{where}: If has two branches, got {len(branches)}")
+    if params["case"] and (specs[0].dtype != "int32" or specs[0].nbytes < 4):
+        raise ModelFormatError(f"{where}: Case's branch index must be a non-empty int32")
+    inputs, outputs = _specs(specs[1 : 1 + count]), _specs(specs[1 + count :])
+    for k, (b, take) in enumerate(zip(branches, takes, strict=True)):
+        sub = subplans[b]
+        if take > count or _io_specs(sub, sub.inputs) != inputs[:take]:
+            raise ModelFormatError(f"{where}: branch {k} does not read the task's inputs")
+        if _io_specs(sub, sub.outputs) != outputs:
+            raise ModelFormatError(f"{where}: branch {k} does not write the task's outputs")
+
+
+def _check_while(
+    params: Mapping[str, Any], specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """While: buffers are [vars..., outputs...] of one type each; cond reads the vars and
+    returns one value, body reads and returns the vars."""
+    count = params["inputs"]
+    carried = _specs(specs[:count])
+    cond, body = subplans[params["cond"]], subplans[params["body"]]
+    if len(specs) != 2 * count or _specs(specs[count:]) != carried:
+        raise ModelFormatError(f"{where}: While's outputs must be its loop vars' types")
+    if _io_specs(cond, cond.inputs) != carried or len(cond.outputs) != 1:
+        raise ModelFormatError(f"{where}: While's cond must read the loop vars, return one value")
+    if _io_specs(body, body.inputs) != carried or _io_specs(body, body.outputs) != carried:
+        raise ModelFormatError(f"{where}: While's body must read and return the loop vars")
+
+
+_CONTROL_CHECKS = {"branch": _check_branch, "while": _check_while}
 
 
 def _check_host_buffers(

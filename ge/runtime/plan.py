@@ -163,19 +163,86 @@ def _matmul(params: dict[str, Any]) -> HostFn:
     return run
 
 
-# host tasks that are data: name -> (parameter names, maker of the task's function)
-HOST_OPS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], HostFn]]] = {
-    "copy": ((), _copy),
-    "matmul": (("transpose_a", "transpose_b", "bias"), _matmul),
+SubRun = Callable[[list[np.ndarray]], list[np.ndarray]]  # a sub-plan run on host arrays
+
+
+def truthy(value: np.ndarray) -> bool:
+    """A condition tensor's truth, as ``ge.ops.control`` decides it for If and While: a
+    one-element tensor's value, else whether it has elements."""
+    array = np.asarray(value)
+    return bool(array.reshape(())) if array.size == 1 and array.ndim <= 1 else array.size > 0
+
+
+def _outputs(views: list[np.ndarray], start: int, results: list[np.ndarray]) -> None:
+    for out, result in zip(views[start:], results, strict=True):
+        out[...] = result
+
+
+def _branch(params: dict[str, Any]) -> HostFn:
+    """If/Case: ``views`` are ``[cond or index, inputs..., outputs...]``; the chosen branch
+    (a sub-plan) runs on the inputs it takes (a branch may take fewer, the last ones first
+    dropped) and its results are the outputs. Case runs the last branch for an index out of
+    range; If's branches are ``[then, else]``."""
+    branches: list[SubRun] = params["branches"]
+    takes: list[int] = params["branch_inputs"]
+    count, case = int(params["inputs"]), bool(params["case"])
+
+    def run(views: list[np.ndarray]) -> None:
+        if case:
+            index = int(np.asarray(views[0]).reshape(-1)[0])
+            k = index if 0 <= index < len(branches) else len(branches) - 1
+        else:
+            k = 0 if truthy(views[0]) else 1
+        inputs = [np.array(v) for v in views[1 : 1 + count][: takes[k]]]
+        _outputs(views, 1 + count, branches[k](inputs))
+
+    return run
+
+
+def _loop(params: dict[str, Any]) -> HostFn:
+    """While: ``views`` are ``[vars..., outputs...]``; while ``cond(vars)`` (a sub-plan with
+    one result) is true, ``vars = body(vars)``."""
+    cond: SubRun = params["cond"]
+    body: SubRun = params["body"]
+    count = int(params["inputs"])
+
+    def run(views: list[np.ndarray]) -> None:
+        values = [np.array(v) for v in views[:count]]
+        while truthy(cond(values)[0]):
+            values = body(values)
+        _outputs(views, count, values)
+
+    return run
+
+
+@dataclass(frozen=True)
+class HostOp:
+    """A host task that is data: its parameters by kind (``bool``, ``int``, ``plan``: a
+    sub-plan, ``plans``: a list of them, ``ints``) and the maker of its function from them
+    (sub-plans given as ``SubRun``s)."""
+
+    params: dict[str, str]
+    make: Callable[[dict[str, Any]], HostFn]
+
+
+HOST_OPS: dict[str, HostOp] = {
+    "copy": HostOp({}, _copy),
+    "matmul": HostOp({"transpose_a": "bool", "transpose_b": "bool", "bias": "bool"}, _matmul),
+    "branch": HostOp(
+        {"case": "bool", "inputs": "int", "branches": "plans", "branch_inputs": "ints"}, _branch
+    ),
+    "while": HostOp({"inputs": "int", "cond": "plan", "body": "plan"}, _loop),
 }
 
 
 def host_task(name: str, op: str, buffers: list[int], **params: Any) -> HostTask:
     """The ``HOST_OPS`` task ``op`` on ``buffers`` with ``params``."""
-    names, make = HOST_OPS[op]
-    if set(params) != set(names):
-        raise GeValueError(f"host op {op!r} takes parameters {list(names)}, got {sorted(params)}")
-    return HostTask(name, make(params), buffers, op, dict(params))
+    spec = HOST_OPS[op]
+    if set(params) != set(spec.params):
+        raise GeValueError(
+            f"host op {op!r} takes parameters {list(spec.params)}, got {sorted(params)}"
+        )
+    return HostTask(name, spec.make(params), buffers, op, dict(params))
 
 
 @dataclass

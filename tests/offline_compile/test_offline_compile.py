@@ -434,38 +434,67 @@ def _branch(name: str, scale: float) -> Graph:
     return b.build_and_reset([x * scale + 1.0])
 
 
-def test_control_flow_cannot_go_into_a_model() -> None:
+def _if_graph() -> Graph:
     b = GraphBuilder("if_graph")
     cond = b.create_input(0, data_type=DataType.DT_BOOL, shape=[])
     x = b.create_input(1, shape=[3])
     (y,) = ge.es.If(cond, [x], 1, _branch("then_graph", 2.0), _branch("else_graph", -1.0))
-    graph = b.build_and_reset([y * 3.0])
-    with pytest.raises(GeError, match=r"^BuildModel failed; node \S+ runs Python on the host"):
-        oc.build_model(graph)
+    return b.build_and_reset([y * 3.0])
 
+
+def _while_graph(name: str = "while_graph") -> Graph:
+    """i, acc = 0, 1; while i < n: i += 1; acc *= 2 (acc is 2**n)."""
+    types = (DataType.DT_INT32, DataType.DT_FLOAT, DataType.DT_INT32)
     cond_b = GraphBuilder("cond")
-    i, _acc, n = (
-        cond_b.create_input(k, data_type=t)
-        for k, t in enumerate((DataType.DT_INT32, DataType.DT_FLOAT, DataType.DT_INT32))
-    )
+    i, _acc, n = (cond_b.create_input(k, data_type=t) for k, t in enumerate(types))
     cond_graph = cond_b.build_and_reset([i < n])
     body_b = GraphBuilder("body")
-    i, acc, n = (
-        body_b.create_input(k, data_type=t)
-        for k, t in enumerate((DataType.DT_INT32, DataType.DT_FLOAT, DataType.DT_INT32))
-    )
+    i, acc, n = (body_b.create_input(k, data_type=t) for k, t in enumerate(types))
     body = body_b.build_and_reset([i + 1, acc * 2.0, n])
-    b = GraphBuilder("while_graph")
+    b = GraphBuilder(name)
     n = b.create_input(0, data_type=DataType.DT_INT32, shape=[])
     start = [b.create_scalar_int32(0), b.create_scalar_float(1.0), n]
     _, acc, _ = ge.es.While(start, 3, cond_graph, body)
-    graph = b.build_and_reset([acc])
-    with pytest.raises(GeError, match=r"^BuildModel failed; node \S+ runs Python on the host"):
-        oc.build_model(graph)
-    with pytest.raises(
-        GeError, match=r"^BundleBuildModel failed; graph_count=2; node \S+ runs Python"
-    ):
-        oc.bundle_build_model([GraphWithOptions(small_graph()), GraphWithOptions(graph)])
+    return b.build_and_reset([acc])
+
+
+def test_if_round_trips_both_branches(tmp_path: Path) -> None:
+    x = f32(3)
+    for model in models(_if_graph(), tmp_path):
+        for cond in (True, False):
+            feeds = [np.array(cond), x]
+            assert_same(model.execute(feeds), eval_graph(_if_graph(), feeds))
+
+
+def test_while_round_trips_for_any_trip_count(tmp_path: Path) -> None:
+    for model in models(_while_graph(), tmp_path):
+        for n in (0, 1, 5, 20):
+            (acc,) = model.execute([np.array(n, np.int32)])
+            assert acc.dtype == np.float32 and float(acc) == 2.0**n
+
+
+def test_case_runs_the_indexed_branch_and_the_last_out_of_range(tmp_path: Path) -> None:
+    b = GraphBuilder("case_graph")
+    index = b.create_input(0, data_type=DataType.DT_INT32, shape=[])
+    x = b.create_input(1, shape=[3])
+    branches = [_branch(f"b{k}", float(k + 1)) for k in range(3)]
+    (y,) = ge.es.Case(index, [x], 1, branches)
+    graph = b.build_and_reset([y])
+    x = f32(3)
+    for model in models(graph, tmp_path):
+        for k in (0, 1, 2, 7, -1):
+            (out,) = model.execute([np.array(k, np.int32), x])
+            scale = k + 1 if 0 <= k < 3 else 3
+            np.testing.assert_allclose(out, x * scale + 1.0, rtol=1e-6)
+
+
+def test_control_flow_in_a_bundle() -> None:
+    model = runtime.load_model(
+        oc.bundle_build_model([GraphWithOptions(small_graph()), GraphWithOptions(_while_graph())])
+        .get_bytes()
+    )
+    assert float(model.graph("while_graph").execute([np.array(3, np.int32)])[0]) == 8.0
+    assert_same(model.graph("g").execute([f32(2, 3)]), [np.exp(f32(2, 3)) * 2.0 + 1.0])
 
 
 # --- address refresh: device memory in and out, new addresses every round ------------------------

@@ -23,26 +23,76 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
         raise GeValueError(f"two graphs are named {graph.name!r}; a model's graph names differ")
     with bounds_checks():  # the model's kernel arguments will come from a file
         compiled = CompiledGraph(graph, options=options)
-    fixed = parse_input_shape(options.get("input_shape", ""))
+    outputs = tuple(f"{node.name}:{port}" for node, port in graph_outputs(compiled.graph))
+    for shapes in _gear_shapes(compiled, options):
+        with bounds_checks():
+            plan = compiled.plan_for(shapes)
+        if plan is None:
+            raise GeError(
+                f"graph {graph.name!r}: its shapes depend on input values; an offline model "
+                f"needs shapes fixed at build time"
+            )
+        data = _as_data(compiled, plan, model, options, graph.name)
+        names = tuple(spec.name for spec in compiled.inputs)
+        model.graphs.append(GraphEntry(graph.name, names, outputs, data))
+
+
+MAX_GEARS = 100  # as ATC: at most 100 shape gears per model
+
+
+def _gear_shapes(compiled: CompiledGraph, options: dict[str, str]) -> list[list[list[int]]]:
+    """The input shapes to compile plans for: ``input_shape`` fixes declared ``-1`` dims; dims
+    still ``-1`` take each gear's values, from ``dynamic_dims`` (``"1,2;4,8"``: one value per
+    ``-1`` dim, in input order, per gear) or ``dynamic_batch_size`` (``"1,2,4"``: one value
+    for every ``-1`` dim, per gear), as ATC's options do."""
+    gears = _gears(options)
+    fixed = parse_input_shape(options.get("input_shape", ""), allow_unknown=gears is not None)
     unknown = sorted(set(fixed) - {spec.name for spec in compiled.inputs})
     if unknown:
         raise GeValueError(f"input_shape names {unknown}, which are not inputs of the graph")
-    shapes = [_shape_of(spec.name, spec.slot, spec.shape, fixed) for spec in compiled.inputs]
-    with bounds_checks():
-        plan = compiled.plan_for(shapes)
-    if plan is None:
-        raise GeError(
-            f"graph {graph.name!r}: its shapes depend on input values; an offline model needs "
-            f"shapes fixed at build time"
+    base = [
+        _shape_of(spec.name, spec.slot, spec.shape, fixed, gears is not None)
+        for spec in compiled.inputs
+    ]
+    holes = [(i, d) for i, shape in enumerate(base) for d, v in enumerate(shape) if v == -1]
+    if gears is None:
+        return [base]
+    if not holes:
+        raise GeValueError("dynamic_dims/dynamic_batch_size given, but no input dim is -1")
+    shapes = []
+    for gear in gears:
+        values = gear * len(holes) if len(gear) == 1 and options.get("dynamic_batch_size") else gear
+        if len(values) != len(holes):
+            raise GeValueError(
+                f"dynamic_dims gear {gear} gives {len(gear)} values for {len(holes)} -1 dims"
+            )
+        shape = [list(s) for s in base]
+        for (i, d), v in zip(holes, values, strict=True):
+            shape[i][d] = v
+        if shape in shapes:
+            raise GeValueError(f"dynamic_dims repeats the gear {gear}")
+        shapes.append(shape)
+    return shapes
+
+
+def _gears(options: dict[str, str]) -> list[list[int]] | None:
+    dims, batch = options.get("dynamic_dims", ""), options.get("dynamic_batch_size", "")
+    if dims and batch:
+        raise GeValueError("give dynamic_dims or dynamic_batch_size, not both")
+    text = dims or batch.replace(",", ";")
+    if not text.strip():
+        return None
+    try:
+        gears = [[int(v) for v in g.split(",")] for g in text.split(";") if g.strip()]
+    except ValueError:
+        raise GeValueError(
+            f"dynamic_dims/dynamic_batch_size {text!r}: values must be integers"
+        ) from None
+    if not 0 < len(gears) <= MAX_GEARS or any(v < 0 for g in gears for v in g):
+        raise GeValueError(
+            f"dynamic gears must be 1 to {MAX_GEARS} lists of dims >= 0, got {text!r}"
         )
-    outputs = [f"{node.name}:{port}" for node, port in graph_outputs(compiled.graph)]
-    entry = GraphEntry(
-        graph.name,
-        tuple(spec.name for spec in compiled.inputs),
-        tuple(outputs),
-        _as_data(compiled, plan, model, options, graph.name),
-    )
-    model.graphs.append(entry)
+    return gears
 
 
 def _as_data(
@@ -121,14 +171,15 @@ def _check_types(
 
 
 def _shape_of(
-    name: str, slot: int, declared: Sequence[int], fixed: dict[str, list[int]]
+    name: str, slot: int, declared: Sequence[int], fixed: dict[str, list[int]], gears: bool
 ) -> list[int]:
     shape = fixed.get(name)
     if shape is None:
-        if -1 in declared or list(declared) == [-2]:
+        if (-1 in declared and not gears) or list(declared) == [-2]:
             raise GeValueError(
                 f"input {slot} ({name}) has shape {list(declared)}; give its shape in the "
-                f'build option input_shape (e.g. "{name}:1,3")'
+                f'build option input_shape (e.g. "{name}:1,3"), or compile shape gears for it '
+                f"with dynamic_dims"
             )
         return list(declared)
     fits = list(declared) == [-2] or (
@@ -143,8 +194,9 @@ def _shape_of(
     return shape
 
 
-def parse_input_shape(text: str) -> dict[str, list[int]]:
-    """ATC's ``input_shape`` option: ``"x:1,3,224;y:2"`` (an empty shape is a scalar)."""
+def parse_input_shape(text: str, allow_unknown: bool = False) -> dict[str, list[int]]:
+    """ATC's ``input_shape`` option: ``"x:1,3,224;y:2"`` (an empty shape is a scalar; ``-1``
+    dims, with ``allow_unknown``, are filled by shape gears)."""
     shapes: dict[str, list[int]] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, sep, dims = part.rpartition(":")
@@ -154,8 +206,11 @@ def parse_input_shape(text: str) -> dict[str, list[int]]:
             shape = [int(d) for d in dims.split(",")] if dims.strip() else []
         except ValueError:
             raise GeValueError(f"input_shape entry {part!r}: dims must be integers") from None
-        if any(d < 0 for d in shape):
-            raise GeValueError(f"input_shape entry {part!r}: dims must be >= 0")
+        if any(d < (-1 if allow_unknown else 0) for d in shape):
+            raise GeValueError(
+                f"input_shape entry {part!r}: dims must be >= 0"
+                + (" (or -1, filled by the shape gears)" if allow_unknown else "")
+            )
         if name in shapes:
             raise GeValueError(f"input_shape names {name!r} twice")
         shapes[name] = shape

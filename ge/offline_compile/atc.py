@@ -1,7 +1,7 @@
 """``ge-atc``: compile an AIR graph file into an offline model, as GE's ATC does.
 
     ge-atc --model graph.air --output out [--soc_version cpu] [--input_shape "x:1,3;y:2"]
-           [--log info]
+           [--dynamic_dims "1;4;8" | --dynamic_batch_size "1,4,8"] [--log info]
 
 writes ``out.om``. Python custom ops listed in ``ASCEND_CUSTOM_OPP_PATH`` are loaded first
 (their ``compile`` and ``declare_launch_args`` callbacks run during the compile). Each stage is
@@ -51,6 +51,17 @@ def _parser() -> argparse.ArgumentParser:
         "--input_shape",
         default="",
         help='shapes for inputs declared with -1 dims, by Data node name: "x:1,3,224;y:2"',
+    )
+    parser.add_argument(
+        "--dynamic_dims",
+        default="",
+        help='shape gears for the -1 dims of --input_shape, one value per -1 dim in input '
+        'order, gears separated by ";": "1,224;8,448" (one plan per gear)',
+    )
+    parser.add_argument(
+        "--dynamic_batch_size",
+        default="",
+        help='batch gears: each value fills every -1 dim of --input_shape: "1,2,4,8"',
     )
     parser.add_argument(
         "--log",
@@ -111,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress.stage("load custom ops", lambda: offline_compile.build_initialize(dict(options)))
         graph = Graph("atc")
         progress.stage(f"read {args.model}", lambda: graph.load_from_air(args.model))
-        build = {"input_shape": args.input_shape} if args.input_shape else {}
+        flags = ("input_shape", "dynamic_dims", "dynamic_batch_size")
+        build = {k: getattr(args, k) for k in flags if getattr(args, k)}
         model = progress.stage(
             f"compile {graph.name}", lambda: offline_compile.build_model(graph, build)
         )

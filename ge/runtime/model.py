@@ -99,53 +99,97 @@ def _binary(data: bytes, index: int) -> KernelBinary:
     return binary
 
 
-class ModelGraph:
-    """One graph of a model: its descs and ``execute``."""
+class _Gear:
+    """One compiled set of input shapes of a graph: its runner and buffer specs."""
 
-    def __init__(self, model: Model, entry: GraphEntry, runner: PlanRunner) -> None:
+    def __init__(self, runner: PlanRunner) -> None:
+        plan = runner.plan
+        self.runner = runner
+        self.inputs = [plan.buffers[b] for b in plan.inputs]
+        self.outputs = [plan.buffers[b] for b in plan.outputs]
+
+    def takes(self, inputs: Sequence[Any], exact: bool) -> bool:
+        """Whether ``inputs`` fit these shapes: host arrays of the same shape and dtype,
+        device memory of at least (``exact``: exactly) the bytes."""
+        for x, spec in zip(inputs, self.inputs, strict=True):
+            if isinstance(x, np.ndarray):
+                if x.shape != spec.shape or x.dtype != spec.dtype:
+                    return False
+            else:
+                size = x.size if isinstance(x, MemBlock) else getattr(x, "nbytes", None)
+                if isinstance(size, int) and (size != spec.nbytes if exact else size < spec.nbytes):
+                    return False
+        return True
+
+
+class ModelGraph:
+    """One graph of a model: its descs and ``execute``. A graph compiled for several shape
+    gears (``dynamic_dims``) runs the gear its inputs' shapes name."""
+
+    def __init__(self, model: Model, entry: GraphEntry, runners: list[PlanRunner]) -> None:
         self._model = model  # keeps the weights and kernels alive
         self.name = entry.name
-        self._runner = runner
-        plan = runner.plan
-        self._input_specs = [plan.buffers[b] for b in plan.inputs]
-        self._output_specs = [plan.buffers[b] for b in plan.outputs]
+        self._gears = [_Gear(r) for r in runners]
         self.input_names = list(entry.input_names)
         self.output_names = list(entry.output_names)
 
     @property
     def input_descs(self) -> list[TensorDesc]:
-        return [_desc(s) for s in self._input_specs]
+        """The inputs' descs; a dim that differs between shape gears is ``-1``."""
+        return [_desc(specs) for specs in zip(*(g.inputs for g in self._gears), strict=True)]
 
     @property
     def output_descs(self) -> list[TensorDesc]:
-        return [_desc(s) for s in self._output_specs]
+        return [_desc(specs) for specs in zip(*(g.outputs for g in self._gears), strict=True)]
+
+    @property
+    def gears(self) -> list[list[list[int]]]:
+        """The input shapes this graph was compiled for (one list per gear)."""
+        return [[list(s.shape) for s in g.inputs] for g in self._gears]
+
+    def _gear(self, inputs: Sequence[Any]) -> _Gear:
+        if len(self._gears) == 1:
+            return self._gears[0]
+        for exact in (False, True):
+            fits = [g for g in self._gears if g.takes(inputs, exact)]
+            if len(fits) == 1:
+                return fits[0]
+        shapes = [list(x.shape) if isinstance(x, np.ndarray) else "device" for x in inputs]
+        raise GeValueError(
+            f"execute: graph {self.name!r} was compiled for the input shapes {self.gears}; "
+            f"got {shapes}" + ("" if not fits else " (pass host arrays to say which)")
+        )
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any] | None = None) -> list[Any]:
         """Run once. ``inputs[i]``: a host array or device memory for input ``i``;
         ``outputs`` (optional): device memory or host arrays to write each output to. Returns
         the outputs: ``outputs`` itself when given, else fresh host arrays."""
-        specs = self._input_specs
-        if not isinstance(inputs, Sequence) or len(inputs) != len(specs):
+        count = len(self.input_names)
+        if not isinstance(inputs, Sequence) or len(inputs) != count:
             got = len(inputs) if isinstance(inputs, Sequence) else type(inputs).__name__
-            raise GeValueError(f"execute: graph {self.name!r} takes {len(specs)} inputs, got {got}")
+            raise GeValueError(f"execute: graph {self.name!r} takes {count} inputs, got {got}")
+        gear = self._gear(inputs)
+        return self._run(gear, inputs, outputs)
+
+    def _run(self, gear: _Gear, inputs: Sequence[Any], outputs: Sequence[Any] | None) -> list[Any]:
         ranges: list[tuple[int, int, int]] = []
-        sources = [self._source(i, x, ranges) for i, x in enumerate(inputs)]
+        sources = [self._source(i, x, ranges, gear.inputs[i]) for i, x in enumerate(inputs)]
         targets: list[Target | None] = []
         host_outputs: list[tuple[int, np.ndarray]] = []
         if outputs is not None:
-            if not isinstance(outputs, Sequence) or len(outputs) != len(self._output_specs):
+            if not isinstance(outputs, Sequence) or len(outputs) != len(gear.outputs):
                 raise GeValueError(
-                    f"execute: graph {self.name!r} has {len(self._output_specs)} outputs; "
+                    f"execute: graph {self.name!r} has {len(gear.outputs)} outputs; "
                     f"outputs must list as many"
                 )
             for j, out in enumerate(outputs):
-                targets.append(self._target(j, out, ranges, host_outputs))
+                targets.append(self._target(j, out, ranges, host_outputs, gear.outputs[j]))
         try:
             held = device_memory().use(ranges)
         except DeviceMemoryError as e:
             raise GeValueError(f"execute: {e}") from None
         try:
-            results = self._runner.run(sources, targets)
+            results = gear.runner.run(sources, targets)
         finally:
             device_memory().unuse(held)
         if outputs is not None:
@@ -153,12 +197,12 @@ class ModelGraph:
                 array.reshape(-1).view(np.uint8)[...] = results[j]
             return list(outputs)
         return [
-            r.view(s.dtype).reshape(s.shape)
-            for r, s in zip(results, self._output_specs, strict=True)
+            r.view(s.dtype).reshape(s.shape) for r, s in zip(results, gear.outputs, strict=True)
         ]
 
-    def _source(self, i: int, x: Any, ranges: list[tuple[int, int, int]]) -> int | np.ndarray:
-        spec = self._input_specs[i]
+    def _source(
+        self, i: int, x: Any, ranges: list[tuple[int, int, int]], spec: BufferSpec
+    ) -> int | np.ndarray:
         if isinstance(x, np.ndarray):
             if x.dtype != spec.dtype or x.shape != spec.shape:
                 raise GeValueError(
@@ -174,8 +218,8 @@ class ModelGraph:
         out: Any,
         ranges: list[tuple[int, int, int]],
         host_outputs: list[tuple[int, np.ndarray]],
+        spec: BufferSpec,
     ) -> Target | None:
-        spec = self._output_specs[j]
         if isinstance(out, np.ndarray):
             if out.dtype != spec.dtype or out.shape != spec.shape or not out.flags.c_contiguous:
                 raise GeValueError(
@@ -207,8 +251,14 @@ def _device(x: Any, nbytes: int, what: str, ranges: list[tuple[int, int, int]]) 
     return addr
 
 
-def _desc(spec: BufferSpec) -> TensorDesc:
-    return TensorDesc(list(spec.shape), data_type_from_numpy(spec.dtype))
+def _desc(specs: Sequence[BufferSpec]) -> TensorDesc:
+    """The desc of one input or output over the gears: a dim they disagree on is ``-1``, a
+    rank they disagree on ``[-2]``."""
+    if len({len(s.shape) for s in specs}) != 1:
+        return TensorDesc([-2], data_type_from_numpy(specs[0].dtype))
+    columns = zip(*(s.shape for s in specs), strict=True)
+    dims = [col[0] if len(set(col)) == 1 else -1 for col in columns]
+    return TensorDesc(dims, data_type_from_numpy(specs[0].dtype))
 
 
 class Model:
@@ -240,10 +290,13 @@ class Model:
             weight_addrs = [model._place(w, owned, loans) for w in data.weights]
             model._weights = data.weights
             model._weight_addrs = weight_addrs
-            model._graphs = {}
-            for entry in data.graphs:
-                plan = _plan(entry, kernels, weight_addrs)
-                model._graphs[entry.name] = ModelGraph(model, entry, PlanRunner(plan))
+            gears: dict[str, tuple[GraphEntry, list[PlanRunner]]] = {}
+            for entry in data.graphs:  # a name repeats for each shape gear of a graph
+                runner = PlanRunner(_plan(entry, kernels, weight_addrs))
+                gears.setdefault(entry.name, (entry, []))[1].append(runner)
+            model._graphs = {
+                name: ModelGraph(model, entry, runners) for name, (entry, runners) in gears.items()
+            }
         except BaseException:
             model._release()
             raise

@@ -383,9 +383,13 @@ class _Reader:
         ]
         if not graphs:
             raise ModelFormatError("model holds no graph")
-        names = [g.name for g in graphs]
-        if len(set(names)) != len(names):
-            raise ModelFormatError(f"graph names repeat: {names}")
+        gears = [(g.name, _io_specs(g.plan, g.plan.inputs)) for g in graphs]
+        if len(set(map(repr, gears))) != len(gears):  # a name repeats only for other shapes
+            raise ModelFormatError(f"two graphs of one name take the same inputs: {gears}")
+        for g in graphs:
+            first = next(e for e in graphs if e.name == g.name)
+            if (g.input_names, g.output_names) != (first.input_names, first.output_names):
+                raise ModelFormatError(f"the gears of graph {g.name!r} differ in their names")
         version = _str(self.header.get("ge_version", ""), "ge_version")
         listed = _mapping(self.header.get("weight_names", {}), "weight_names")
         weight_names = {

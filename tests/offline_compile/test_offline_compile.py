@@ -797,6 +797,8 @@ _RUN_IN_FRESH_PROCESS = textwrap.dedent(
     assert "numba" not in sys.modules, "numba was imported"
     assert "ge.compiler" not in sys.modules, "ge.compiler was imported"
     assert "ge.offline_compile" not in sys.modules, "ge.offline_compile was imported"
+    assert "ge.ops" not in sys.modules, "ge.ops was imported"
+    assert "ge.custom_op" not in sys.modules, "ge.custom_op was imported"
     """
 )
 

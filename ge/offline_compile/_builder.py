@@ -10,7 +10,15 @@ from ge.error import GeError, GeValueError
 from ge.graph import Graph
 from ge.ops.infer import _subgraphs_of, graph_outputs
 from ge.runtime.kernel import bounds_checks
-from ge.runtime.om import GraphEntry, HostTaskData, ModelData, PlanData, Translate, plan_data
+from ge.runtime.om import (
+    MAX_DEPTH,
+    GraphEntry,
+    HostTaskData,
+    ModelData,
+    PlanData,
+    Translate,
+    plan_data,
+)
 from ge.runtime.plan import BufferSpec, HostTask, Plan
 
 __all__ = ["add_graph", "parse_input_shape"]
@@ -96,9 +104,17 @@ def _gears(options: dict[str, str]) -> list[list[int]] | None:
 
 
 def _as_data(
-    compiled: CompiledGraph, plan: Plan, model: ModelData, options: dict[str, str], name: str
+    compiled: CompiledGraph,
+    plan: Plan,
+    model: ModelData,
+    options: dict[str, str],
+    name: str,
+    depth: int = 0,
 ) -> PlanData:
-    return plan_data(plan, model, name, _control_flow(compiled, plan, model, options, name))
+    if depth > MAX_DEPTH:
+        raise GeError(f"{name}: control flow nests deeper than {MAX_DEPTH}, the most a model holds")
+    translate = _control_flow(compiled, plan, model, options, name, depth)
+    return plan_data(plan, model, name, translate)
 
 
 # control-flow op -> (the host op it becomes, where its subgraphs' inputs start among its own)
@@ -106,7 +122,12 @@ _CONTROL = {"If": ("branch", 1), "Case": ("branch", 1), "While": ("while", 0)}
 
 
 def _control_flow(
-    compiled: CompiledGraph, plan: Plan, model: ModelData, options: dict[str, str], name: str
+    compiled: CompiledGraph,
+    plan: Plan,
+    model: ModelData,
+    options: dict[str, str],
+    name: str,
+    depth: int,
 ) -> Translate:
     """Makes the plan's control-flow host tasks (If, Case, While) data: each subgraph is
     compiled into a sub-plan for the shapes the node feeds it, and the task becomes a
@@ -132,7 +153,8 @@ def _control_flow(
                     f"node {node.name}: the shapes of its subgraph {sub.name!r} depend on "
                     f"input values; an offline model needs them fixed at build time"
                 )
-            subplans.append(_as_data(inner, sub_plan, model, options, f"{name}/{sub.name}"))
+            where = f"{name}/{sub.name}"
+            subplans.append(_as_data(inner, sub_plan, model, options, where, depth + 1))
             takes.append(len(inner.inputs))
         _check_types(node.name, node.type, specs, n_in, offset, subplans[first:])
         params: dict[str, Any]

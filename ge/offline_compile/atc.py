@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dynamic_dims",
         default="",
-        help='shape gears for the -1 dims of --input_shape, one value per -1 dim in input '
+        help="shape gears for the -1 dims of --input_shape, one value per -1 dim in input "
         'order, gears separated by ";": "1,224;8,448" (one plan per gear)',
     )
     parser.add_argument(

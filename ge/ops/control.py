@@ -29,7 +29,8 @@ VT = AttrValueType
 
 
 def truthy(value: np.ndarray) -> bool:
-    """A condition tensor's truth: a scalar's value, else whether it has elements."""
+    """A condition tensor's truth: the value of a one-element tensor of rank 0 or 1, else
+    whether it has elements (so a [1, 1] tensor holding 0 is true)."""
     array = np.asarray(value)
     return bool(array.reshape(())) if array.size == 1 and array.ndim <= 1 else array.size > 0
 

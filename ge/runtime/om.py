@@ -198,8 +198,9 @@ def plan_data(
             tasks.append(made)
         else:
             raise GeError(
-                f"node {task.name} runs Python on the host (an op without a kernel, control "
-                f"flow or a custom op's execute); an offline model holds kernels only"
+                f"node {task.name} runs Python on the host (an op without a kernel, or a custom "
+                f"op's execute); an offline model holds kernels, copies, matmuls and control "
+                f"flow over them only"
             )
     consts: dict[int, int] = {}
     read = {b for task in plan.tasks for b in _buffers(task)}

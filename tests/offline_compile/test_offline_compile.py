@@ -827,3 +827,24 @@ def test_host_tasks_in_a_model_are_data() -> None:
     tasks = tasks_of(_io_graph())
     assert any(isinstance(t, KernelTaskData) for t in tasks)
     assert all(t.op in {"copy", "matmul"} for t in tasks if isinstance(t, HostTaskData))
+
+
+def _nested_if(name: str, depth: int) -> Graph:
+    """``depth`` Ifs, each inside the then-branch of the one above; every level doubles."""
+    b = GraphBuilder(name)
+    c = b.create_input(0, data_type=DataType.DT_BOOL, shape=[])
+    x = b.create_input(1, shape=[3])
+    if depth == 0:
+        return b.build_and_reset([x + 1.0])
+    (y,) = ge.es.If(c, [c, x], 1, _nested_if(name + "t", depth - 1), _nested_if(name + "e", 0))
+    return b.build_and_reset([y * 2.0])
+
+
+def test_nested_control_flow_round_trips_and_too_deep_is_refused_at_build(tmp_path: Path) -> None:
+    x = f32(3)
+    for model in models(_nested_if("root", 3), tmp_path):
+        for cond in (True, False):
+            feeds = [np.array(cond), x]
+            assert_same(model.execute(feeds), eval_graph(_nested_if("root", 3), feeds))
+    with pytest.raises(GeError, match=r"^BuildModel failed; .*nests deeper than 16"):
+        oc.build_model(_nested_if("deep", 18))

@@ -45,7 +45,7 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
         model.graphs.append(GraphEntry(graph.name, names, outputs, data))
 
 
-MAX_GEARS = 100  # as ATC: at most 100 shape gears per model
+MAX_GEARS = 100  # as ATC: at most 100 shape gears per graph
 
 
 def _gear_shapes(compiled: CompiledGraph, options: dict[str, str]) -> list[list[list[int]]]:
@@ -231,7 +231,11 @@ def parse_input_shape(text: str, allow_unknown: bool = False) -> dict[str, list[
         if any(d < (-1 if allow_unknown else 0) for d in shape):
             raise GeValueError(
                 f"input_shape entry {part!r}: dims must be >= 0"
-                + (" (or -1, filled by the shape gears)" if allow_unknown else "")
+                + (
+                    " (or -1, filled by the shape gears)"
+                    if allow_unknown
+                    else " (-1 needs shape gears: dynamic_dims or dynamic_batch_size)"
+                )
             )
         if name in shapes:
             raise GeValueError(f"input_shape names {name!r} twice")

@@ -150,14 +150,18 @@ class ModelGraph:
     def _gear(self, inputs: Sequence[Any]) -> _Gear:
         if len(self._gears) == 1:
             return self._gears[0]
-        for exact in (False, True):
-            fits = [g for g in self._gears if g.takes(inputs, exact)]
-            if len(fits) == 1:
-                return fits[0]
-        shapes = [list(x.shape) if isinstance(x, np.ndarray) else "device" for x in inputs]
+        fits = [g for g in self._gears if g.takes(inputs, exact=False)]
+        exact = [g for g in fits if g.takes(inputs, exact=True)]
+        if len(fits) == 1 or len(exact) == 1:
+            return fits[0] if len(fits) == 1 else exact[0]
+        compiled = [[_typed(s.dtype, s.shape) for s in g.inputs] for g in self._gears]
+        got = [
+            _typed(x.dtype, x.shape) if isinstance(x, np.ndarray) else "device memory"
+            for x in inputs
+        ]
+        hint = " (several fit this device memory: pass host arrays to say which)" if fits else ""
         raise GeValueError(
-            f"execute: graph {self.name!r} was compiled for the input shapes {self.gears}; "
-            f"got {shapes}" + ("" if not fits else " (pass host arrays to say which)")
+            f"execute: graph {self.name!r} was compiled for the inputs {compiled}; got {got}" + hint
         )
 
     def execute(self, inputs: Sequence[Any], outputs: Sequence[Any] | None = None) -> list[Any]:
@@ -249,6 +253,10 @@ def _device(x: Any, nbytes: int, what: str, ranges: list[tuple[int, int, int]]) 
         raise GeValueError(f"execute: {what} holds {size} bytes; it needs {nbytes}")
     ranges.append((addr, nbytes, generation))
     return addr
+
+
+def _typed(dtype: np.dtype[Any], shape: tuple[int, ...]) -> str:
+    return f"{dtype.name}{list(shape)}"
 
 
 def _desc(specs: Sequence[BufferSpec]) -> TensorDesc:

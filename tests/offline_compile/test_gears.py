@@ -47,7 +47,7 @@ def test_dynamic_dims_compiles_one_plan_per_gear_and_picks_by_shape() -> None:
         out_x, out_y = model.execute([x, y])
         np.testing.assert_allclose(out_x, np.exp(x) * 2.0, rtol=1e-6)
         np.testing.assert_array_equal(out_y, y + 1.0)
-    with pytest.raises(GeValueError, match=r"compiled for the input shapes .* got \[\[2, 3\]"):
+    with pytest.raises(GeValueError, match=r"compiled for the inputs .* got \[.float32\[2, 3\]."):
         model.execute(_feeds(2, 2, 2))
 
 

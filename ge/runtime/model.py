@@ -213,7 +213,7 @@ class ModelGraph:
                     f"execute: input {i} ({self.input_names[i]}) must be {spec.dtype.name}"
                     f"{list(spec.shape)}, got {x.dtype.name}{list(x.shape)}"
                 )
-            return np.ascontiguousarray(x)
+            return np.asarray(x, order="C")
         return _device(x, spec.nbytes, f"input {i} ({self.input_names[i]})", ranges)
 
     def _target(
@@ -376,12 +376,11 @@ class Model:
                     f"set_weights: weight {name!r} is {old.dtype.name}{list(old.shape)}, got "
                     f"{array.dtype.name}{list(array.shape)}"
                 )
-            writes.append((index, np.ascontiguousarray(array, old.dtype)))
+            writes.append((index, np.asarray(array, old.dtype, order="C")))
         for index, array in writes:
             if array.nbytes:
-                memory.device_view(self._weight_addrs[index], array.nbytes)[...] = array.view(
-                    np.uint8
-                ).reshape(-1)
+                raw = array.reshape(-1).view(np.uint8)
+                memory.device_view(self._weight_addrs[index], array.nbytes)[...] = raw
 
 
 def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int]) -> Plan:

@@ -628,8 +628,10 @@ class Outcome:
     run_error: str = ""
 
 
-def check(case: Case, last: str | None = None) -> Outcome:
-    """The property, for one case (see the module docstring)."""
+def check(case: Case, last: str | None = None, offline: bool = False) -> Outcome:
+    """The property, for one case (see the module docstring). ``offline``: a graph that ran
+    also goes through an offline model (build_model, load_model from bytes, execute), which
+    must refuse it with a GeError or agree with run_graph."""
     outcome = Outcome()
     graph = case.graph
     try:
@@ -664,7 +666,44 @@ def check(case: Case, last: str | None = None) -> Outcome:
         masked(e, "Session.run_graph", _RUN_OK)
     if expected is not None and actual is not None:
         assert_agree(graph, expected, actual)
+    if offline and actual is not None:
+        check_offline(graph, case.feeds, actual)
     return outcome
+
+
+def check_offline(graph: Graph, feeds: list[Any], actual: list[np.ndarray]) -> None:
+    """The graph as an offline model, its inputs' shapes fixed to the feeds': it is refused
+    with a GeError (host Python, value-dependent shapes) or runs and agrees with run_graph."""
+    from ge import offline_compile
+    from ge.runtime import load_model
+
+    arrays = [np.asarray(f, order="C") for f in feeds]  # (ascontiguousarray makes 0-d 1-d)
+    data = sorted(
+        (n for n in graph.get_direct_nodes() if n.type == "Data"),
+        key=lambda n: int(n.get_attr("index")),
+    )
+    shapes = ";".join(
+        f"{n.name}:{','.join(str(d) for d in a.shape)}" for n, a in zip(data, arrays, strict=False)
+    )
+    try:
+        with only_ge_errors("offline model"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            offline_compile.build_initialize({})
+            model = load_model(
+                offline_compile.build_model(graph, {"input_shape": shapes}).get_bytes()
+            )
+            results = model.execute(arrays)
+            again = model.execute(arrays)
+    except GeError:
+        return
+    try:
+        assert_agree(graph, actual, [np.asarray(r) for r in results])
+    except AssertionError as e:  # "run_graph" in its text is the model here
+        raise AssertionError(
+            f"offline model (as run_graph) against run_graph (as eval_graph): {e}"
+        ) from None
+    for a, b in zip(again, results, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg="a second Model.execute differs")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -673,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--last", default=None)
     parser.add_argument("--memory-gb", type=float, default=6.0)
+    parser.add_argument("--offline", action="store_true", help="also check offline models")
     args = parser.parse_args(argv)
     # a graph may ask for outputs of any size: cap the address space so that is a
     # MemoryError (which ge must turn into a GeError), not the OOM killer on a shared machine
@@ -690,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     @given(cases())
     def search(case: Case) -> None:
-        outcome = check(case, args.last)
+        outcome = check(case, args.last, args.offline)
         stats["cases"] += 1
         stats["verified"] += outcome.verified
         stats["eval_error"] += bool(outcome.eval_error)

@@ -33,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _DEFAULT_SEEDS = (1208688152, 20261201)
 
 
-def _search(tmp_path: Path, examples: int, timeout: int, seed: int | None = None) -> None:
+def _search(
+    tmp_path: Path, examples: int, timeout: int, seed: int | None = None, offline: bool = False
+) -> None:
     if seed is None:
         seed = random.randrange(2**31)
     seed = int(os.environ.get("GE_VERIFIED_GRAPHS_SEED", seed))
@@ -50,6 +52,7 @@ def _search(tmp_path: Path, examples: int, timeout: int, seed: int | None = None
         str(seed),
         "--last",
         str(last),
+        *(["--offline"] if offline else []),
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GE_JIT_BACKGROUND": "0"}
     try:
@@ -84,6 +87,12 @@ def test_verified_graphs_run_or_raise_ge_errors(tmp_path: Path, seed: int) -> No
 @pytest.mark.slow
 def test_verified_graphs_run_or_raise_ge_errors_long(tmp_path: Path) -> None:
     _search(tmp_path, examples=1000, timeout=3000)
+
+
+@pytest.mark.slow
+def test_verified_graphs_as_offline_models_agree_or_raise_ge_errors(tmp_path: Path) -> None:
+    """The same search, each graph that runs also built into an offline model and run from it."""
+    _search(tmp_path, examples=300, timeout=3000, offline=True)
 
 
 # ------------------------------------------------------------------------- found by it ----

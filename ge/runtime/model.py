@@ -126,8 +126,8 @@ class ModelGraph:
     """One graph of a model: its descs and ``execute``. A graph compiled for several shape
     gears (``dynamic_dims``) runs the gear its inputs' shapes name."""
 
-    def __init__(self, model: Model, entry: GraphEntry, runners: list[PlanRunner]) -> None:
-        self._model = model  # keeps the weights and kernels alive
+    def __init__(self, holdings: _Holdings, entry: GraphEntry, runners: list[PlanRunner]) -> None:
+        self._holdings = holdings  # keeps the weights alive while the graph is
         self.name = entry.name
         self._gears = [_Gear(r) for r in runners]
         self.input_names = list(entry.input_names)
@@ -269,12 +269,40 @@ def _desc(specs: Sequence[BufferSpec]) -> TensorDesc:
     return TensorDesc(dims, data_type_from_numpy(specs[0].dtype))
 
 
+class _Holdings:
+    """The memory a loaded model's graphs run on: device blocks of copied weights, mapped
+    pages lent to the device, the map and the weights; released when the last holder (the
+    model or one of its graphs) goes. Graphs and model both refer to it, not to each other, so
+    dropping a model frees its memory at once, not at the next cyclic collection."""
+
+    def __init__(self, mapped: mmap.mmap | None, weights: list[np.ndarray]) -> None:
+        self.mapped = mapped
+        self.weights = weights
+        self.owned: list[int] = []  # device blocks (copied weights)
+        self.loans: list[int] = []  # handles of host memory (mapped weights) lent to the device
+        self.release = weakref.finalize(self, _release, self.owned, self.loans)
+
+    def place(self, weight: np.ndarray) -> int:
+        """The device address of a weight: the mapped file's pages, lent to the device, or
+        a copy in device memory (weights from bytes, empty weights, or pages the device
+        cannot borrow)."""
+        if self.mapped is not None and weight.flags.writeable and weight.nbytes:
+            handle = memory.lend(weight)
+            if handle is not None:
+                self.loans.append(handle)
+                return memory.data_address(weight)
+        block = memory.malloc(max(weight.nbytes, 1))
+        self.owned.append(block.addr)
+        if weight.nbytes:
+            memory.memcpy_h2d(block.addr, np.asarray(weight, order="C"))
+        return block.addr
+
+
 class Model:
     """A loaded offline model: its graphs, ``execute`` (of the first graph) and weights."""
 
     options: dict[str, str]
-    _mapped: mmap.mmap | None
-    _release: weakref.finalize[Any, Any]
+    _holdings: _Holdings
     _weights: list[np.ndarray]
     _weight_addrs: list[int]
     _graphs: dict[str, ModelGraph]
@@ -288,14 +316,10 @@ class Model:
     def _load(cls, data: ModelData, mapped: mmap.mmap | None) -> Model:
         model = object.__new__(cls)
         model.options = dict(data.options)
-        model._mapped = mapped
-        owned: list[int] = []  # device blocks the model owns (copied weights)
-        loans: list[int] = []  # host memory (mapped weights) lent to the device
-        # freed with the model, or at once when loading fails
-        model._release = weakref.finalize(model, _release, owned, loans)
-        try:
+        holdings = model._holdings = _Holdings(mapped, data.weights)
+        try:  # all or nothing: a failure releases what was placed at once
             kernels = [_binary(k, i) for i, k in enumerate(data.kernels)]
-            weight_addrs = [model._place(w, owned, loans) for w in data.weights]
+            weight_addrs = [holdings.place(w) for w in data.weights]
             model._weights = data.weights
             model._weight_addrs = weight_addrs
             gears: dict[str, tuple[GraphEntry, list[PlanRunner]]] = {}
@@ -303,29 +327,15 @@ class Model:
                 runner = PlanRunner(_plan(entry, kernels, weight_addrs))
                 gears.setdefault(entry.name, (entry, []))[1].append(runner)
             model._graphs = {
-                name: ModelGraph(model, entry, runners) for name, (entry, runners) in gears.items()
+                name: ModelGraph(holdings, entry, runners)
+                for name, (entry, runners) in gears.items()
             }
         except BaseException:
-            model._release()
+            holdings.release()
             raise
         model._default = next(iter(model._graphs.values()))
         model._weight_names = dict(data.weight_names)
         return model
-
-    def _place(self, weight: np.ndarray, owned: list[int], loans: list[int]) -> int:
-        """The device address of a weight: the mapped file's pages, lent to the device, or
-        a copy in device memory (weights from bytes, empty weights, or pages the device
-        cannot borrow)."""
-        if self._mapped is not None and weight.flags.writeable and weight.nbytes:
-            handle = memory.lend(weight)
-            if handle is not None:
-                loans.append(handle)
-                return memory.data_address(weight)
-        block = memory.malloc(max(weight.nbytes, 1))
-        owned.append(block.addr)
-        if weight.nbytes:
-            memory.memcpy_h2d(block.addr, np.ascontiguousarray(weight))
-        return block.addr
 
     @property
     def graph_names(self) -> list[str]:

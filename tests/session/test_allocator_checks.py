@@ -4,6 +4,7 @@ by ``run_graph_with_stream_async`` at the call, with nothing queued and nothing 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import numpy as np
@@ -61,6 +62,7 @@ def test_a_block_that_is_not_live_device_memory_is_refused_before_any_kernel(kin
     session.add_graph(1, chain_graph(16))
     session.register_external_allocator(stream, _Serving(BAD[kind]))
     session.run_graph(1, [host(np.ones(16, np.float32))])  # compiled: its constants are live
+    gc.collect()  # earlier tests' garbage must not free device memory while this one counts
     live = runtime.live_bytes()
     with pytest.raises(GeError, match="which is not live device memory"):
         session.run_graph_with_stream_async(1, stream, [host(np.ones(16, np.float32))])

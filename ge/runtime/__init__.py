@@ -3,7 +3,9 @@
 The device is the CPU: device memory has real integer addresses that compiled kernels use
 directly, a ``Stream`` is an ordered asynchronous queue of work, and a kernel is machine code
 compiled from a Python function by Numba, carried as a standalone binary that loads without the
-Python that produced it.
+Python that produced it. Task plans (``plan``) and their executor (``executor``) run compiled
+graphs; ``load_model`` loads and runs offline models (``.om`` files, format in ``om``) with
+neither the compiler, the op registry nor Numba imported.
 
     >>> from ge import runtime
     >>> block = runtime.malloc(1024); runtime.live_bytes() >= 1024

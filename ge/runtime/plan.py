@@ -3,9 +3,11 @@
 A ``Plan`` is a list of tasks over numbered buffers. Compiling fixed everything but addresses:
 each ``KernelTask`` holds its argument vector with the address slots marked, and a run only
 writes the buffers' current addresses into those slots and launches. A ``HostTask`` runs
-Python on views of its buffers (the reference implementation of an op without a kernel yet,
-control flow, copies). Buffers are graph inputs, graph outputs, constants (device memory owned
-by the plan) or intermediates (offsets into one arena sized by the memory plan).
+Python on views of its buffers: a ``HOST_OPS`` entry named by data (copies, BLAS matmuls,
+control flow over sub-plans), or a closure (an op's reference implementation, control flow
+in a live compile). Buffers are graph inputs, graph outputs, constants (device memory owned
+by the plan) or intermediates (offsets into one arena sized by the memory plan). The compiler
+produces plans; ``ge.runtime.executor`` runs them; ``ge.runtime.om`` writes them to files.
 """
 
 from __future__ import annotations

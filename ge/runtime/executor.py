@@ -20,7 +20,7 @@ from ge.runtime import memory
 from ge.runtime.memory import data_address
 from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan
 
-__all__ = ["RESULT_BLOCKS", "PlanRunner", "ResultBlocks", "Target", "owning_array"]
+__all__ = ["RESULT_BLOCKS", "PlanRunner", "ResultBlocks", "Target", "lend_array", "owning_array"]
 
 _ALIGN = 64
 Target = tuple[int, np.ndarray]  # device memory for an output: (address, uint8 view)
@@ -202,7 +202,7 @@ class PlanRunner:
                     memory.lend_to_kernels(addr, array.nbytes)
                     kernel_loans.append((addr, array.nbytes))
                 elif k in direct.lent:
-                    addr = _lend(array, loans)
+                    addr = lend_array(array, loans)
             if addr is None:
                 view[...] = array
                 addr = ws.homes[k]
@@ -344,7 +344,7 @@ def _unused_counts() -> tuple[int, int]:
 _UNUSED = _unused_counts()
 
 
-def _lend(array: np.ndarray, loans: list[int]) -> int | None:
+def lend_array(array: np.ndarray, loans: list[int]) -> int | None:
     """The array's address once device memory covers it: lent for this run (the handle goes
     on ``loans``), or already device memory (an earlier result, say); ``None`` if neither."""
     addr = data_address(array)

@@ -48,7 +48,7 @@ from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy
 from ge.runtime import memory
-from ge.runtime.executor import PlanRunner, Target
+from ge.runtime.executor import PlanRunner, Target, lend_array
 from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
 from ge.runtime.om import (
     GraphEntry,
@@ -179,23 +179,32 @@ class ModelGraph:
         ranges: list[tuple[int, int, int]] = []
         sources = [self._source(i, x, ranges, gear.inputs[i]) for i, x in enumerate(inputs)]
         targets: list[Target | None] = []
-        host_outputs: list[tuple[int, np.ndarray]] = []
+        host_outputs: list[tuple[int, np.ndarray]] = []  # written by a copy after the run
+        loans: list[int] = []  # host output arrays lent to the device for the run
         if outputs is not None:
             if not isinstance(outputs, Sequence) or len(outputs) != len(gear.outputs):
                 raise GeValueError(
                     f"execute: graph {self.name!r} has {len(gear.outputs)} outputs; "
                     f"outputs must list as many"
                 )
-            for j, out in enumerate(outputs):
-                targets.append(self._target(j, out, ranges, host_outputs, gear.outputs[j]))
+            try:
+                for j, out in enumerate(outputs):
+                    targets.append(
+                        self._target(j, out, ranges, host_outputs, loans, gear.outputs[j])
+                    )
+            except BaseException:
+                _end_loans(loans)
+                raise
         try:
             held = device_memory().use(ranges)
         except DeviceMemoryError as e:
+            _end_loans(loans)
             raise GeValueError(f"execute: {e}") from None
         try:
             results = gear.runner.run(sources, targets)
         finally:
             device_memory().unuse(held)
+            _end_loans(loans)
         if outputs is not None:
             for j, array in host_outputs:
                 array.reshape(-1).view(np.uint8)[...] = results[j]
@@ -222,8 +231,11 @@ class ModelGraph:
         out: Any,
         ranges: list[tuple[int, int, int]],
         host_outputs: list[tuple[int, np.ndarray]],
+        loans: list[int],
         spec: BufferSpec,
     ) -> Target | None:
+        """Where output ``j`` goes: device memory as given; a host array lent to the device
+        for the run and written in place (else, if it cannot be lent, copied into after)."""
         if isinstance(out, np.ndarray):
             if out.dtype != spec.dtype or out.shape != spec.shape or not out.flags.c_contiguous:
                 raise GeValueError(
@@ -232,10 +244,19 @@ class ModelGraph:
                 )
             if not out.flags.writeable:
                 raise GeValueError(f"execute: outputs[{j}] is not writeable")
+            addr = lend_array(out, loans) if out.nbytes else None
+            if addr is not None:
+                return addr, out.reshape(-1).view(np.uint8)
             host_outputs.append((j, out))
             return None
         addr = _device(out, spec.nbytes, f"outputs[{j}]", ranges)
         return addr, memory.device_view(addr, spec.nbytes) if spec.nbytes else np.zeros(0, np.uint8)
+
+
+def _end_loans(loans: list[int]) -> None:
+    for handle in loans:
+        memory.end_loan(handle)
+    loans.clear()
 
 
 def _device(x: Any, nbytes: int, what: str, ranges: list[tuple[int, int, int]]) -> int:
@@ -423,8 +444,8 @@ def _build(
                 task.block_dim,
                 task.template,
                 [(pos, buf) for pos, buf, _ in task.patches],
+                [off for _, _, off in task.patches],
             )
-            made.patch_off[:] = [off for _, _, off in task.patches]
             made.same_index_inputs = frozenset(task.same_index_inputs)
             plan.tasks.append(made)
         else:

@@ -171,20 +171,20 @@ def plan_data(
     of them. A host task that is not data (an op's Python reference) goes through
     ``translate``; one it cannot make data raises ``GeError`` naming the node."""
     kernels, weights = model.kernels, model.weights
-    index = {id(data): k for k, data in enumerate(kernels)}
+    index = {data: k for k, data in enumerate(kernels)}  # a binary is stored once
     tasks: list[KernelTaskData | HostTaskData] = []
     subplans: list[PlanData] = []
     for task in plan.tasks:
         if isinstance(task, KernelTask):
             data = task.function.binary.data
-            if id(data) not in index:
-                index[id(data)] = len(kernels)
+            if data not in index:
+                index[data] = len(kernels)
                 kernels.append(data)
             patches = zip(task.patch_pos, task.patch_buf, task.patch_off, strict=True)
             tasks.append(
                 KernelTaskData(
                     task.name,
-                    index[id(data)],
+                    index[data],
                     task.function.name,
                     int(task.block_dim),
                     tuple(int(v) for v in task.template),
@@ -270,19 +270,32 @@ def pack(model: ModelData) -> bytes:
         "graphs": [_graph_json(g) for g in model.graphs],
         "weight_names": dict(model.weight_names),
     }
-    sections, payload = [], bytearray()
+    sections: list[dict[str, Any]] = []
+    parts: list[bytes | memoryview] = []
+    at = 0
     for blob in blobs:
-        raw = blob if isinstance(blob, bytes) else np.ascontiguousarray(blob).tobytes()
-        payload += b"\0" * (-len(payload) % _ALIGN)
+        raw = _raw(blob)
+        pad = -at % _ALIGN
+        parts.append(b"\0" * pad)
+        at += pad
         sections.append(
-            {"offset": len(payload), "length": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+            {"offset": at, "length": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
         )
-        payload += raw
+        parts.append(raw)
+        at += len(raw)
     header["sections"] = sections
     text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
     text += b" " * (-(_PREFIX.size + len(text)) % _ALIGN)  # sections start aligned
     prefix = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(text), hashlib.sha256(text).digest())
-    return prefix + text + bytes(payload)
+    return b"".join([prefix, text, *parts])  # one copy of the weights, not three
+
+
+def _raw(blob: bytes | np.ndarray) -> memoryview:
+    """The bytes of a kernel binary or a weight, without copying."""
+    if isinstance(blob, bytes):
+        return memoryview(blob)
+    raw: np.ndarray = np.ascontiguousarray(blob).reshape(-1).view(np.uint8)
+    return memoryview(raw)  # type: ignore[arg-type]
 
 
 def _graph_json(entry: GraphEntry) -> dict[str, Any]:
@@ -573,10 +586,7 @@ def _task(
             _param(params[key], kind, f"{where}.params.{key}", n, len(subplans))
         bufs = _indexes(t.get("buffers"), f"{where}.buffers", n)
         specs = [buffers[b] for b in bufs]
-        if op in _CONTROL_CHECKS:
-            _CONTROL_CHECKS[op](params, specs, subplans, where)
-        else:
-            _check_host_buffers(op, params, bufs, buffers, where)
+        _HOST_CHECKS[op](params, specs, subplans, where)
         return HostTaskData(name, op, bufs, dict(params))
     kernel = _index(t.get("kernel"), n_kernels, f"{where}.kernel")
     template = tuple(
@@ -671,22 +681,18 @@ def _check_while(
         raise ModelFormatError(f"{where}: While's body must read and return the loop vars")
 
 
-_CONTROL_CHECKS = {"branch": _check_branch, "while": _check_while}
-
-
-def _check_host_buffers(
-    op: str,
-    params: Mapping[str, Any],
-    bufs: tuple[int, ...],
-    buffers: Sequence[BufferData],
-    where: str,
+def _check_copy(
+    params: Mapping[str, Any], specs: list[BufferData], subplans: Sequence[PlanData], where: str
 ) -> None:
-    """The host op's buffers fit it (so running it cannot fail on shapes)."""
-    specs = [buffers[b] for b in bufs]
-    if op == "copy":
-        if len(specs) != 2 or specs[0].nbytes != specs[1].nbytes:
-            raise ModelFormatError(f"{where}: copy takes two buffers of one byte size")
-        return
+    if len(specs) != 2 or specs[0].nbytes != specs[1].nbytes:
+        raise ModelFormatError(f"{where}: copy takes two buffers of one byte size")
+
+
+def _check_matmul(
+    params: Mapping[str, Any], specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """[a, b(, bias), out]: one dtype, operands >= 2-D whose product (plus bias) is out's
+    shape exactly, so running it cannot fail on shapes."""
     count = 4 if params["bias"] else 3
     if len(specs) != count:
         raise ModelFormatError(f"{where}: matmul takes {count} buffers, got {len(specs)}")
@@ -711,6 +717,16 @@ def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool) ->
     if a[-1] != b[-2]:
         raise ValueError(f"contracted dims {a[-1]} and {b[-2]} differ")
     return (*tuple(np.broadcast_shapes(a[:-2], b[:-2])), a[-2], b[-1])
+
+
+# each host op's check that its buffers (and sub-plans) fit it, so running it cannot fail on
+# types or shapes: every HOST_OPS entry has one
+_HOST_CHECKS = {
+    "copy": _check_copy,
+    "matmul": _check_matmul,
+    "branch": _check_branch,
+    "while": _check_while,
+}
 
 
 # --- field checks --------------------------------------------------------------------------------

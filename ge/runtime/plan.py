@@ -106,8 +106,10 @@ def kernel_task(
     block_dim: int,
     template: Sequence[int],
     patches: Sequence[tuple[int, int]],
+    offsets: Sequence[int] | None = None,
 ) -> KernelTask:
-    """A ``KernelTask`` from an argument list and its ``(position, buffer)`` address slots."""
+    """A ``KernelTask`` from an argument list and its ``(position, buffer)`` address slots,
+    each at byte ``offsets[k]`` into its buffer (0 by default)."""
     return KernelTask(
         name,
         function,
@@ -115,7 +117,7 @@ def kernel_task(
         np.asarray(template, np.int64),
         np.asarray([p for p, _ in patches], np.int64),
         np.asarray([b for _, b in patches], np.int64),
-        np.zeros(len(patches), np.int64),
+        np.asarray(offsets, np.int64) if offsets is not None else np.zeros(len(patches), np.int64),
     )
 
 

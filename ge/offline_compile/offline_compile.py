@@ -2,7 +2,8 @@
 
 GE-PY's ``ge.offline_compile`` (GE_REFERENCE.md §5.4, checks and texts of GE_ERRORS.md §8),
 on our device: a model is the task plan the compiler made for the graph (kernel launches with
-their argument slots, host copies and BLAS calls, the memory plan), every kernel binary it
+their argument slots, host copies and BLAS calls, control flow over sub-plans, the memory
+plan), every kernel binary it
 launches (built-in and custom ops alike), its weights and its input/output descs, in the file
 format of ``ge.runtime.om`` (``docs/om_format.md``). ``ge.runtime.load_model`` runs it in any
 process, with neither the compiler, the op registry, Numba nor the user's modules imported.
@@ -22,10 +23,17 @@ Decisions where GE is silent (ours):
   callbacks run at build time and only the kernels they produced go into the model.
 * Options: ``build_model``'s options override ``build_initialize``'s; both are saved in the
   model. ``input_shape`` (``"x:1,3;y:2"``, ATC's form; names are Data node names) fixes the
-  shapes of inputs declared with ``-1`` dims; a model's shapes are all fixed.
-* A graph node that can only run as Python on the host (an op without a kernel, control flow,
-  a custom op with ``execute`` alone) cannot go into a model: ``build_model`` raises
+  shapes of inputs declared with ``-1`` dims; ``dynamic_dims`` / ``dynamic_batch_size`` (ATC's
+  shape gears) compile one plan per listed shape instead, and the model runs the one its
+  inputs name. Every plan's shapes are fixed.
+* If, Case and While go into a model as control flow over compiled sub-plans (at most 16
+  deep; a branch or loop step that would change a type or shape is refused). A node that can
+  only run as Python on the host (an op without a kernel, a custom op with ``execute`` alone)
+  cannot go into a model: ``build_model`` raises
   ``"BuildModel failed; node <name> runs Python on the host ..."``.
+* Kernels are compiled with index bounds checks for a model (``ge.runtime.kernel.
+  bounds_checks``): its kernel arguments come from a file, and none may make a kernel index
+  past a view.
 * ``bundle_build_model`` compiles each graph with its options into one model; graphs run by
   name (``Model.graph(name)``), and constants of one name with equal values are stored once and
   shared (``Model.set_weights`` updates them for every graph).

@@ -18,7 +18,7 @@ import numpy as np
 
 from ge.runtime import memory
 from ge.runtime.memory import data_address
-from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan
+from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan, buffers_of
 
 __all__ = ["RESULT_BLOCKS", "PlanRunner", "ResultBlocks", "Target", "lend_array", "owning_array"]
 
@@ -81,8 +81,8 @@ class PlanRunner:
         output, or is that task and reads each element before writing it (elementwise)."""
         src, dst = self.plan.inputs[slot], self.plan.outputs[output]
         tasks = self.plan.tasks
-        reads = [t for t, task in enumerate(tasks) if src in _buffers_of(task)]
-        writes = [t for t, task in enumerate(tasks) if dst in _buffers_of(task)]
+        reads = [t for t, task in enumerate(tasks) if src in buffers_of(task)]
+        writes = [t for t, task in enumerate(tasks) if dst in buffers_of(task)]
         if not writes:
             return False
         if not reads:
@@ -353,10 +353,6 @@ def lend_array(array: np.ndarray, loans: list[int]) -> int | None:
         loans.append(handle)
         return addr
     return addr if memory.contains(addr, array.nbytes) else None
-
-
-def _buffers_of(task: KernelTask | HostTask) -> set[int]:
-    return {int(b) for b in task.patch_buf} if isinstance(task, KernelTask) else set(task.buffers)
 
 
 @dataclass(frozen=True)

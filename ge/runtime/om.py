@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeError
-from ge.runtime.plan import HOST_OPS, BufferKind, HostTask, KernelTask, Plan
+from ge.runtime.plan import HOST_OPS, BufferKind, HostTask, KernelTask, Plan, buffers_of
 
 __all__ = [
     "FORMAT_VERSION",
@@ -203,7 +203,7 @@ def plan_data(
                 f"flow over them only"
             )
     consts: dict[int, int] = {}
-    read = {b for task in plan.tasks for b in _buffers(task)}
+    read = set().union(*(buffers_of(task) for task in plan.tasks))
     for buf, addr in plan.const_addrs.items():
         spec = plan.buffers[buf]
         weight = np.empty(spec.shape, spec.dtype)
@@ -239,10 +239,6 @@ def plan_data(
         int(plan.arena_size),
         tuple(subplans),
     )
-
-
-def _buffers(task: KernelTask | HostTask) -> list[int]:
-    return [int(b) for b in task.patch_buf] if isinstance(task, KernelTask) else task.buffers
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:

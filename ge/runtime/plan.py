@@ -32,6 +32,7 @@ __all__ = [
     "HostTask",
     "KernelTask",
     "Plan",
+    "buffers_of",
     "host_task",
     "kernel_task",
 ]
@@ -140,6 +141,12 @@ class HostTask:
 
 
 Task = KernelTask | HostTask
+
+
+def buffers_of(task: Task) -> set[int]:
+    """The buffers a task reads or writes."""
+    return {int(b) for b in task.patch_buf} if isinstance(task, KernelTask) else set(task.buffers)
+
 
 HostFn = Callable[[list[np.ndarray]], None]
 

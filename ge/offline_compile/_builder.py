@@ -32,6 +32,7 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
     with bounds_checks():  # the model's kernel arguments will come from a file
         compiled = CompiledGraph(graph, options=options)
     outputs = tuple(f"{node.name}:{port}" for node, port in graph_outputs(compiled.graph))
+    names = tuple(spec.name for spec in compiled.inputs)
     for shapes in _gear_shapes(compiled, options):
         with bounds_checks():
             plan = compiled.plan_for(shapes)
@@ -41,7 +42,6 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
                 f"needs shapes fixed at build time"
             )
         data = _as_data(compiled, plan, model, options, graph.name)
-        names = tuple(spec.name for spec in compiled.inputs)
         model.graphs.append(GraphEntry(graph.name, names, outputs, data))
 
 
@@ -67,9 +67,10 @@ def _gear_shapes(compiled: CompiledGraph, options: dict[str, str]) -> list[list[
         return [base]
     if not holes:
         raise GeValueError("dynamic_dims/dynamic_batch_size given, but no input dim is -1")
+    batch = bool(options.get("dynamic_batch_size"))  # one value per gear, for every -1 dim
     shapes = []
     for gear in gears:
-        values = gear * len(holes) if len(gear) == 1 and options.get("dynamic_batch_size") else gear
+        values = gear * len(holes) if batch else gear
         if len(values) != len(holes):
             raise GeValueError(
                 f"dynamic_dims gear {gear} gives {len(gear)} values for {len(holes)} -1 dims"

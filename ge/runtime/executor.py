@@ -20,7 +20,15 @@ from ge.runtime import memory
 from ge.runtime.memory import data_address
 from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan, buffers_of
 
-__all__ = ["RESULT_BLOCKS", "PlanRunner", "ResultBlocks", "Target", "lend_array", "owning_array"]
+__all__ = [
+    "DIRECT_BYTES",
+    "RESULT_BLOCKS",
+    "PlanRunner",
+    "ResultBlocks",
+    "Target",
+    "lend_array",
+    "owning_array",
+]
 
 _ALIGN = 64
 Target = tuple[int, np.ndarray]  # device memory for an output: (address, uint8 view)
@@ -150,7 +158,7 @@ class PlanRunner:
         have checked); returns fresh arrays of the outputs.
 
         Small inputs are copied into the workspace and small outputs out of it. Large ones
-        (``_DIRECT_BYTES`` and up) that only kernels touch skip both copies: kernels read the
+        (``DIRECT_BYTES`` and up) that only kernels touch skip both copies: kernels read the
         caller's array and write the fresh result array in place (host memory is the same
         memory on this device; host tasks, which check device ranges, keep the copies)."""
         ws = self._free.pop() if self._free else self._acquire()
@@ -236,7 +244,9 @@ class PlanRunner:
         return results
 
 
-_DIRECT_BYTES = 1 << 16
+# from this size up, host arrays are read and written in place rather than copied (below it a
+# copy is cheaper than lending the memory to the device)
+DIRECT_BYTES = 1 << 16
 _SPARE_PER_SIZE = 4
 
 
@@ -367,7 +377,7 @@ def _direct_slots(plan: Plan) -> _Direct:
     are, large inputs that host tasks read (a BLAS matmul's operands) by lending their memory
     to the device for the run (host tasks check device ranges)."""
     host = {b for t in plan.tasks if isinstance(t, HostTask) for b in t.buffers}
-    big = {b for b, spec in enumerate(plan.buffers) if spec.nbytes >= _DIRECT_BYTES}
+    big = {b for b, spec in enumerate(plan.buffers) if spec.nbytes >= DIRECT_BYTES}
     inputs = [k for k, b in enumerate(plan.inputs) if b in big and b not in host]
     lent = [k for k, b in enumerate(plan.inputs) if b in big and b in host]
     outputs = [j for j, b in enumerate(plan.outputs) if b in big and b not in host]

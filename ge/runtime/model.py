@@ -48,7 +48,7 @@ from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy
 from ge.runtime import memory
-from ge.runtime.executor import PlanRunner, Target, lend_array
+from ge.runtime.executor import DIRECT_BYTES, PlanRunner, Target, lend_array
 from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
 from ge.runtime.om import (
     GraphEntry,
@@ -234,8 +234,9 @@ class ModelGraph:
         loans: list[int],
         spec: BufferSpec,
     ) -> Target | None:
-        """Where output ``j`` goes: device memory as given; a host array lent to the device
-        for the run and written in place (else, if it cannot be lent, copied into after)."""
+        """Where output ``j`` goes: device memory as given; a large host array lent to the
+        device for the run and written in place, a small one (or one that cannot be lent)
+        copied into after the run."""
         if isinstance(out, np.ndarray):
             if out.dtype != spec.dtype or out.shape != spec.shape or not out.flags.c_contiguous:
                 raise GeValueError(
@@ -244,7 +245,7 @@ class ModelGraph:
                 )
             if not out.flags.writeable:
                 raise GeValueError(f"execute: outputs[{j}] is not writeable")
-            addr = lend_array(out, loans) if out.nbytes else None
+            addr = lend_array(out, loans) if out.nbytes >= DIRECT_BYTES else None
             if addr is not None:
                 return addr, out.reshape(-1).view(np.uint8)
             host_outputs.append((j, out))

@@ -55,11 +55,13 @@ _LOADED: list[str] = []  # resolved entries loaded, in order
 
 
 class _State:
-    """Guarded by ``LOCK``: whether a batch is loading (on the thread holding the lock), and
-    the variable's value last loaded in full."""
+    """Guarded by ``LOCK``: the module records of the open batches (outermost first; any
+    open means a batch is loading on the thread holding the lock), and the variable's value
+    last loaded in full."""
 
-    discovering = False
-    env_loaded = ""
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.env_loaded = ""
 
 
 _STATE = _State()
@@ -75,11 +77,13 @@ def loaded_paths() -> list[str]:
 def transaction() -> Iterator[list[str]]:
     """Run the block as one batch: on any exception the pass registry, the list of loaded
     entries and the modules recorded in the yielded list are put back as before, and the
-    exception propagates."""
+    exception propagates. A batch opened inside another (a plugin loading plugins) is undone
+    with it if the outer one fails later."""
     with LOCK:
         passes = registry._snapshot()
         loaded = len(_LOADED)
         modules: list[str] = []
+        _STATE.batches.append(modules)
         try:
             yield modules
         except BaseException:
@@ -87,6 +91,10 @@ def transaction() -> Iterator[list[str]]:
             del _LOADED[loaded:]
             forget_modules(reversed(modules))
             raise
+        finally:
+            _STATE.batches.pop()
+        if _STATE.batches:  # a batch opened inside another: its modules are the outer's too
+            _STATE.batches[-1].extend(modules)
 
 
 def _new_entries(entries: Iterable[str | Path]) -> list[str]:
@@ -114,14 +122,9 @@ def load_pass_plugins(paths: str | Iterable[str | Path] | None = None) -> list[s
         fresh = _new_entries(_entries(paths))
         if not fresh:
             return []
-        previous = _STATE.discovering
-        _STATE.discovering = True
-        try:
-            with transaction() as modules:
-                load_paths(fresh, kind=KIND, prefix=MODULE_PREFIX, record=modules)
-                _LOADED.extend(fresh)
-        finally:
-            _STATE.discovering = previous
+        with transaction() as modules:
+            load_paths(fresh, kind=KIND, prefix=MODULE_PREFIX, record=modules)
+            _LOADED.extend(fresh)
         return list(modules)
 
 
@@ -132,7 +135,7 @@ def ensure_plugins_loaded() -> list[str]:
     batch is loading on this thread."""
     value = os.environ.get(ENV_NAME, "")
     with LOCK:
-        if _STATE.discovering or value == _STATE.env_loaded:
+        if _STATE.batches or value == _STATE.env_loaded:
             return []
         modules = load_pass_plugins(value)
         _STATE.env_loaded = value

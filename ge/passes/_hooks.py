@@ -194,10 +194,12 @@ _EXPRESSION_FOURTH = (
 
 @dataclass(frozen=True)
 class _HookRule:
-    """A graph-style hook of one pass kind, accepted with 2..3 positional parameters."""
+    """A hook of one pass kind: accepted graph-style with 2..3 positional parameters, and
+    (``expression``) also expression-style when its second parameter is named ``inputs``."""
 
     name: str
     message: str
+    expression: bool = False
 
 
 _PATTERN_FUSION_RULES = (
@@ -210,6 +212,7 @@ _PATTERN_FUSION_RULES = (
         "replacement",
         "replacement only supports replacement(self, match_result) or "
         "replacement(self, match_result, context)",
+        expression=True,
     ),
 )
 _DECOMPOSE_RULES = (
@@ -243,21 +246,15 @@ def _checked_expression_replacement(fn: Callable[..., Any], params: _Params) -> 
 
 
 def _checked_hooks(cls: type, rules: tuple[_HookRule, ...]) -> dict[str, Callable[..., Any]]:
-    """The wrappers of the hooks ``cls`` itself defines, all checked before any is made
-    part of the class."""
+    """The wrappers of the hooks ``cls`` itself defines (``hook = None`` counts as defining
+    it), all checked before any is made part of the class."""
     wrappers: dict[str, Callable[..., Any]] = {}
     for rule in rules:
-        fn = vars(cls).get(rule.name)
-        if fn is None:
+        if rule.name not in vars(cls):
             continue
+        fn = vars(cls)[rule.name]
         params = _params(fn)
-        is_expression = (
-            rule.name == "replacement"
-            and rules is _PATTERN_FUSION_RULES
-            and params is not None
-            and params.names[1:2] == ("inputs",)
-        )
-        if is_expression and params is not None:
+        if rule.expression and params is not None and params.names[1:2] == ("inputs",):
             wrappers[rule.name] = _checked_expression_replacement(fn, params)
         else:
             wrappers[rule.name] = _checked_graph_hook(fn, rule)

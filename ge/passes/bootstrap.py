@@ -6,7 +6,7 @@ GE_ERRORS.md §9.6; the loader is ``ge._internal.plugin_loader``, file modules a
 ``_ge_py_pass_<stem>_<hash>``). Loading a plugin runs its ``register_fusion_pass`` /
 ``register_decompose_pass`` decorators.
 
-When (decision, ours; GE loads when its native module starts): the compile pipeline calls
+When (decision, ours; GE's docs do not say): the compile pipeline calls
 ``ensure_plugins_loaded()`` before it reads the registry (each ``Session`` graph compile,
 ``ge.jit`` trace compile, offline ``build_model``). It re-reads the variable each time and
 returns at once when the value is the one already loaded, so entries added later are picked
@@ -18,7 +18,9 @@ missing (``FileNotFoundError``), is not a ``.py`` file (``ValueError``), cannot 
 (``ImportError``) or its plugin raises (that exception), every pass the batch registered is
 removed again (the registry is exactly as before; its ``generation()`` grows if passes had
 been registered), the batch's modules leave ``sys.modules``, and the error propagates
-unchanged. The entries are tried again at the next load.
+unchanged. The entries are tried again at the next load. A loaded directory is not
+rescanned (a file added to it later is reached by naming it), and clearing the registry does
+not make loaded plugins load again.
 
 A compile started by a plugin while it loads does not start a nested discovery.
 

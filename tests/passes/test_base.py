@@ -189,6 +189,8 @@ REJECTED = [
     (PatternFusionPass, "def meet_requirements(self, m, *, required): pass", PF_MEET),
     (PatternFusionPass, "def meet_requirements(self, *args, **kwargs): pass", PF_MEET),
     (PatternFusionPass, "meet_requirements = 3", PF_MEET),
+    (PatternFusionPass, "replacement = None", PF_REPL),
+    (DecomposePass, "meet_requirements = None", DEC_MEET),
     (PatternFusionPass, "def replacement(self): pass", PF_REPL),
     (PatternFusionPass, "def replacement(self, m, c, extra): pass", PF_REPL),
     (PatternFusionPass, "def replacement(self, m, *, required): pass", PF_REPL),

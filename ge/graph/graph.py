@@ -552,7 +552,10 @@ class Graph:
         return format_graph(self)
 
     def __repr__(self) -> str:
-        return f"<Graph {self._name!r}: {len(self._nodes)} nodes>"
+        try:
+            return f"<Graph {self._name!r}: {len(self._nodes)} nodes>"
+        except GraphError:  # moved out (``_move_out``): say so instead of failing
+            return "<Graph (moved)>"
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text (ours)."""
@@ -598,6 +601,36 @@ class Graph:
         loaded = load_air(file_path)
         self._become(loaded)
 
+    def _move_out(self) -> Graph:
+        """A new ``Graph`` that owns this one's contents (nodes, edges, attributes, outputs,
+        subgraphs, name); this object is left invalid, as GE-PY's ``Pattern(graph)`` leaves
+        the ``Graph`` it moves (ours). Node objects are shared, re-parented to the new graph,
+        so ``TensorHolder``s and ``Node``s taken from the old graph stay valid.
+
+        Afterwards every method or property of the old object raises ``GraphError("Failed to
+        get Graph name")`` (GE_ERRORS.md §2.1): its slots are deleted and ``__getattr__``, run
+        only when a normal look-up fails, turns the missing slot into that error, so the move
+        costs nothing on the normal path.
+        """
+        moved = Graph.__new__(Graph)
+        for slot in _STATE_SLOTS:
+            setattr(moved, slot, getattr(self, slot))
+            delattr(self, slot)
+        for node in moved._nodes.values():
+            node._graph = moved
+        root = moved._root()
+        for sub in (*moved._subgraphs.values(), *root._subgraphs.values()):
+            if sub is not self and sub._parent_graph is self:
+                sub._parent_graph = moved
+        if root is not moved and root._subgraphs.get(moved._name) is self:
+            root._subgraphs[moved._name] = moved
+        return moved
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _STATE_SLOTS:  # deleted by ``_move_out``
+            raise GraphError("Failed to get Graph name")
+        raise AttributeError(f"'Graph' object has no attribute '{name}'")
+
     def _become(self, other: Graph) -> None:
         if self._parent_graph is not None:
             raise GraphError(
@@ -617,3 +650,6 @@ class Graph:
 
     def __deepcopy__(self, memo: object) -> NoReturn:
         raise GeError("Graph does not support deepcopy")
+
+
+_STATE_SLOTS = tuple(slot for slot in Graph.__slots__ if slot != "__weakref__")

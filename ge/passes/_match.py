@@ -81,6 +81,7 @@ _ATTR = "attr"
 _INNER_INPUT = "input produced inside"
 _CYCLE = "cycle"
 _TAKEN = "taken"
+_MISSING = "no candidate"
 
 
 # --- the pattern, preprocessed once ------------------------------------------------------------
@@ -237,38 +238,53 @@ Step = tuple[int, str, int, int, int]
 
 
 def _plan(compiled: _Compiled, by_type: dict[str, list[Node]]) -> list[Step]:
+    """Anchor at the op whose type is rarest in the graph, then grow along direct edges;
+    other readers of a shared pattern input only when no direct edge reaches further, and a
+    new anchor for a part of the pattern not connected to the rest."""
     ops = compiled.ops
-    count = {i: len(by_type.get(op.type, ())) for i, op in enumerate(ops)}
+    count = [len(by_type.get(op.type, ())) for op in ops]
     steps: list[Step] = []
     placed: set[int] = set()
+
+    def place(step: Step) -> None:
+        placed.add(step[0])
+        steps.append(step)
+
     while len(placed) < len(ops):
-        anchor = min((i for i in range(len(ops)) if i not in placed), key=lambda i: count[i])
-        steps.append((anchor, "anchor", 0, 0, 0))
-        placed.add(anchor)
-        queue = [anchor]
-        while queue:
-            known = queue.pop(0)
-            for step in _neighbours(compiled, known):
-                if step[0] not in placed:
-                    placed.add(step[0])
-                    steps.append(step)
-                    queue.append(step[0])
+        place((min(set(range(len(ops))) - placed, key=lambda i: count[i]), "anchor", 0, 0, 0))
+        while True:
+            step = next(_frontier(compiled, steps, placed, direct=True), None) or next(
+                _frontier(compiled, steps, placed, direct=False), None
+            )
+            if step is None:
+                break
+            place(step)
     return steps
 
 
+def _frontier(
+    compiled: _Compiled, steps: list[Step], placed: set[int], *, direct: bool
+) -> Iterator[Step]:
+    for known, *_ in steps:
+        for step in _neighbours(compiled, known):
+            if step[0] not in placed and (step[1] != "sibling") == direct:
+                yield step
+
+
 def _neighbours(compiled: _Compiled, known: int) -> Iterator[Step]:
+    """Direct edges first (a producer is one candidate, consumers few), then other readers
+    of a shared pattern input."""
     op = compiled.ops[known]
     for k, spec in enumerate(op.ins):
-        if spec is None:
-            continue
-        if spec[0] == _OP:
+        if spec is not None and spec[0] == _OP:
             yield (spec[1], "producer", known, k, 0)
-        else:
-            for reader, port in compiled.readers[spec[1]]:
-                yield (reader, "sibling", known, k, port)
     for p, consumers in enumerate(op.outs):
         for consumer, port in consumers:
             yield (consumer, "consumer", known, p, port)
+    for k, spec in enumerate(op.ins):
+        if spec is not None and spec[0] == _WILD:
+            for reader, port in compiled.readers[spec[1]]:
+                yield (reader, "sibling", known, k, port)
 
 
 # --- matches -----------------------------------------------------------------------------------
@@ -579,8 +595,12 @@ class _Search:
         step = steps[depth]
         i = step[0]
         pool = self.by_type.get(self.compiled.ops[i].type, ()) if step[1] == "anchor" else None
+        tried = False
         for node in pool if pool is not None else self.candidates(step):
-            if node in self.used or node in self.claimed:
+            if node in self.used:
+                continue
+            tried = True
+            if node in self.claimed:
                 self._note(depth, _TAKEN, i, node)
                 continue
             bound_now: list[int] = []
@@ -596,6 +616,9 @@ class _Search:
                 self._note(depth, code, i, node)
             for w in bound_now:
                 self.bind[w] = None
+        if not tried and self.tracking:
+            self.detail = _missing(self.compiled, step)
+            self._note(depth, _MISSING, i, None)
         return False
 
     def finish(self, depth: int) -> bool:
@@ -739,7 +762,23 @@ def explain_match(
     return f"{head}: {where}; {_describe(compiled, failure)}"
 
 
+def _missing(compiled: _Compiled, step: Step) -> str:
+    op, how, known, port, k = step
+    name, other = compiled.ops[op].node._name, compiled.ops[known].node._name
+    wanted = {
+        "anchor": f"no free graph node of type {compiled.ops[op].type} is left",
+        "producer": f"no graph node feeds input {port} of the node matched to {other}",
+        "consumer": f"no graph node reads output {port} of the node matched to {other} "
+        f"at input {k}",
+        "sibling": f"no other graph node reads, at input {k}, the tensor bound to input "
+        f"{port} of {other}",
+    }[how]
+    return f"nothing fits pattern node {name}: {wanted}"
+
+
 def _describe(compiled: _Compiled, failure: _Failure) -> str:
+    if failure.code == _MISSING:
+        return failure.detail
     if failure.op < 0:
         return {
             _CYCLE: "replacing these nodes by one would create a cycle",

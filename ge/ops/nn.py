@@ -1,4 +1,5 @@
-"""Neural-network ops: softmax, log-softmax, layer norm, bias add, and the matmul family.
+"""Neural-network ops: softmax, log-softmax, layer norm, bias add, and the matmul family
+(with ``GEMM``, ``y = alpha * op(a) @ op(b) + beta * c``: its decisions are in its doc).
 
 Decisions: softmax and layer norm on half types compute in float32 (GE's kernels do too);
 ``MatMul``/``MatMulV2`` take 2-D operands and ``BatchMatMulV2`` broadcasts batch dims like
@@ -286,3 +287,116 @@ for _name, _flags, _batched in (("MatMulV2", _TRANSPOSE, False), ("BatchMatMulV2
             + (", batch dims broadcast." if _batched else ", 2-D."),
         )
     )
+
+
+# GEMM: y = alpha * (op(a) @ op(b)) + beta * c, GE's fused form of MatMul + Add (fusion passes
+# rewrite MatMul(a, b) + c into GEMM(a, b, c, 1.0, 1.0)).
+_GEMM_AB = frozenset(
+    {
+        DataType.DT_FLOAT16,
+        DataType.DT_FLOAT,
+        DataType.DT_DOUBLE,
+        DataType.DT_INT8,
+        DataType.DT_INT32,
+    }
+)
+_GEMM_C = _GEMM_AB - {DataType.DT_INT8}
+
+
+_GEMM_DOC = """y = alpha * (op(a) @ op(b)) + beta * c; a and b 2-D, op = transpose when the flag
+is set.
+
+Decisions: c may be any shape that broadcasts the numpy way to [M, N] without growing it
+([M, N], [N], [1, N], [M, 1], [1], []), where GE requires [M, N]. alpha and beta have shape
+[] or [1] and are read when the graph runs (Consts or graph inputs). Types: a and b float16,
+float32, float64, int8 or int32; c float16, float32, float64 or int32; y is the promoted type
+of a, b and c, so int8 a and b with an int32 c give int32 (GE's quantised form). alpha and
+beta are cast to y's compute type and must be int32 when y is int32 (a float scale would
+truncate). bfloat16 is left out, as GE leaves it out. Half types compute in float32 as MatMul
+does, int32 wraps on overflow, and beta = 0 still reads c (a NaN in c stays NaN, unlike BLAS).
+Errors (``InferError``, naming the input): a or b not 2-D, their contracted dims differing,
+c not broadcasting to [M, N], alpha or beta not a scalar, a type outside these sets."""
+
+
+def _gemm_operand(name: str, shape: list[int]) -> list[int]:
+    if rules.is_unknown_rank(shape):
+        return [-1, -1]
+    if len(shape) != 2:
+        raise InferError(f"{name} must be 2-D, got {shape}")
+    return shape
+
+
+def _gemm_scalar(name: str, shape: list[int]) -> None:
+    if rules.is_unknown_rank(shape) or shape in ([], [1], [-1]):
+        return
+    raise InferError(f"{name} must be a scalar (shape [] or [1]), got {shape}")
+
+
+def _gemm_c_shape(c: list[int], mn: list[int]) -> list[int]:
+    """[M, N] with unknown dims taken from ``c`` where it has them; ``c`` must broadcast to
+    [M, N] the numpy way without growing it."""
+    if rules.is_unknown_rank(c):
+        return mn
+    fits = len(c) <= 2 and all(
+        d in (1, -1) or o in (-1, d) for d, o in zip(reversed(c), reversed(mn), strict=False)
+    )
+    if not fits:
+        raise InferError(f"c {c} does not broadcast to [M, N] = {mn}")
+    return rules.broadcast_shapes(mn, c)
+
+
+def _gemm_infer(ctx: InferContext) -> list[Any]:
+    a, b, c, alpha, beta = ctx.inputs
+    ta, tb = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"]
+    sa, sb = _gemm_operand("a", list(a._shape)), _gemm_operand("b", list(b._shape))
+    ka, kb = sa[0 if ta else 1], sb[1 if tb else 0]
+    if -1 not in (ka, kb) and ka != kb:
+        raise InferError(
+            f"the contracted dims differ: a gives K={ka} (transpose_a={ta}), "
+            f"b gives K={kb} (transpose_b={tb})"
+        )
+    _gemm_scalar("alpha", list(alpha._shape))
+    _gemm_scalar("beta", list(beta._shape))
+    shape = _gemm_c_shape(list(c._shape), list(_matmul_dims(sa, sb, ta, tb)))
+    dtype = rules.promote_types(a._data_type, b._data_type, c._data_type)
+    if dtype in rules.INTS:
+        for name, d in (("alpha", alpha), ("beta", beta)):
+            if d._data_type not in rules.INTS:
+                raise InferError(
+                    f"{name} must be DT_INT32 when y is {dtype.name} (a float scale would "
+                    f"truncate), got {d._data_type.name}"
+                )
+    return [rules.desc(shape, dtype, a._format)]
+
+
+def _gemm_reference(ctx: ExecContext) -> list[Any]:
+    a, b, c, alpha, beta = ctx.inputs
+    dtype = out_dtype(ctx)
+    compute = np.float32 if dtype.itemsize < 4 and dtype.kind == "f" else dtype
+    a = a.T if ctx.attrs["transpose_a"] else a
+    b = b.T if ctx.attrs["transpose_b"] else b
+    with np.errstate(all="ignore"):  # int32 wraps, float32 may overflow
+        acc = np.matmul(a.astype(compute), b.astype(compute))
+        scale = [np.asarray(s).astype(compute).reshape(()) for s in (alpha, beta)]
+        y = scale[0] * acc + scale[1] * c.astype(compute)
+    return [np.broadcast_to(y, acc.shape).astype(dtype)]
+
+
+register_op_def(
+    OpDef(
+        "GEMM",
+        inputs=(
+            inp("a", _GEMM_AB),
+            inp("b", _GEMM_AB),
+            inp("c", _GEMM_C),
+            inp("alpha", _GEMM_C),
+            inp("beta", _GEMM_C),
+        ),
+        outputs=(out("y", _GEMM_C),),
+        attrs=(attr("transpose_a", VT.VT_BOOL, False), attr("transpose_b", VT.VT_BOOL, False)),
+        infer=_gemm_infer,
+        reference=_gemm_reference,
+        group="nn",
+        doc=_GEMM_DOC,
+    )
+)

@@ -728,6 +728,57 @@ _MATMULS = [
 ]
 
 
+def _gemm_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    a, b, c, alpha, beta = xs
+    wa, wb = wide(a), wide(b)
+    wa = wa.T if at.get("transpose_a") else wa
+    wb = wb.T if at.get("transpose_b") else wb
+    y = wide(alpha).reshape(()) * (wa @ wb) + wide(beta).reshape(()) * wide(c)
+    return np.broadcast_to(y, (wa.shape[0], wb.shape[1])).astype(np.result_type(a, b, c))
+
+
+def _gemm_variant(label: str, a: Arg, b: Arg, c: Arg, **kw: Any) -> Variant:
+    """GEMM with alpha 2 and beta -1 (Consts of the case dtype) unless ``kw`` says otherwise."""
+    scales = kw.pop("scales", (K(2, None), K(-1, None)))
+    return Variant(label, (a, b, c, *scales), kw.pop("attrs", {}), kw.pop("dtypes", _GEMM_SAME))
+
+
+_GEMM_SAME = frozenset({"float16", "float32", "float64", "int32"})  # int8 a, b need int32 c
+_GEMM = Record(
+    "GEMM",
+    _gemm_ref,
+    (
+        _gemm_variant("2x3@3x4", D(2, 3), D(3, 4), D(2, 4)),
+        _gemm_variant(
+            "t-both",
+            D(3, 2),
+            D(4, 3),
+            D(2, 4),
+            scales=(K([3], None), K([1], None)),
+            attrs={"transpose_a": True, "transpose_b": True},
+        ),
+        _gemm_variant("c[N]", D(2, 3), D(3, 4), D(4)),
+        _gemm_variant("c[1,N]", D(2, 3), D(3, 4), D(1, 4)),
+        _gemm_variant("c[M,1]", D(2, 3), D(3, 4), D(2, 1)),
+        _gemm_variant("c-scalar", D(2, 3), D(3, 4), D()),
+        _gemm_variant("scales-fed", D(2, 3), D(3, 4), D(2, 4), scales=(D(), D(1))),
+        _gemm_variant("scales-one", D(2, 3), D(3, 4), D(4), scales=(K(1, None), K(1, None))),
+        _gemm_variant("m0", D(0, 3), D(3, 4), D(4)),
+        _gemm_variant("n0", D(2, 3), D(3, 0), D(2, 0)),
+        _gemm_variant("k0", D(2, 0), D(0, 4), D(2, 4)),
+        _gemm_variant("strided", D(2, 3, layout="T"), D(3, 4, layout="S"), D(2, 4, layout="T")),
+        _gemm_variant(
+            "int8",
+            D(2, 3),
+            D(3, 4),
+            D(2, 4, dtype="int32"),
+            scales=(K(2, "int32"), K(-1, "int32")),
+            dtypes=frozenset({"int8"}),
+        ),
+    ),
+)
+
+
 # --- shape ops ------------------------------------------------------------------------------
 def _reshape_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
     x, shape = xs
@@ -1122,6 +1173,7 @@ RECORDS: tuple[Record, ...] = (
     _LAYER_NORM,
     _BIAS_ADD,
     *_MATMULS,
+    _GEMM,
     _RESHAPE,
     _TRANSPOSE,
     *_SQUEEZES,

@@ -1,5 +1,5 @@
 """Kernels for MatMul, MatMulV2 and BatchMatMulV2 (with transposes, bias and batch
-broadcasting), and GatherV2.
+broadcasting), GEMM, and GatherV2.
 
 float32 and float64 matmuls run on BLAS: numpy's ``matmul`` (its bundled OpenBLAS, threaded)
 called on views of the device buffers, writing the output in place, transposes as strided
@@ -12,6 +12,15 @@ batch with a dot-product loop, accumulating in float64 for floating types (int64
 so it is at least as accurate as numpy's; each block takes a share of the batch*M rows.
 Operands are addressed through strides, so transposed operands and broadcast batch dims need
 no copies.
+
+GEMM (``y = alpha * op(a) @ op(b) + beta * c``) takes the same two roads: float32/float64 a, b
+and y run the BLAS host task, then an epilogue kernel rewrites y in place as
+``alpha * y + beta * c``; with alpha and beta Consts equal to 1 and c of y's type (the fused
+MatMul + Add) the epilogue is the BLAS task's own bias add. Other types run one generated
+kernel with the epilogue in its output loop. alpha and beta are read from their buffers when
+the kernel runs (they may be graph inputs), and c broadcasts through zero strides. The
+epilogue computes in the type GEMM's reference does (float32 for half and float32 y, float64
+for float64, int64 wrapped to int32 for int32), so the two agree on overflow and NaN too.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import numpy as np
 
 from ge.compiler.kernels import register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
-from ge.compiler.kernels.elementwise import _np_name, _store
+from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.kernels.reduction import _load
 from ge.compiler.lower import LowerContext
 from ge.ops import _rules as rules
@@ -278,7 +287,114 @@ def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     ]
 
 
+def _compute_type(out_t: np.dtype[Any]) -> str:
+    """The epilogue's arithmetic type, the one ``GEMM``'s reference computes in (float32 for
+    half and float32 y, so overflow and NaN come out alike); int64 for int32 y gives the
+    reference's wrapped int32 results exactly."""
+    if out_t.kind in "iu":
+        return "int64"
+    return "float64" if out_t.itemsize == 8 else "float32"
+
+
+def _as(compute: str, dtype: np.dtype[Any], expr: str) -> str:
+    """``expr`` (stored as ``dtype``) converted to the ``compute`` type."""
+    if dtype.name in _HALF:
+        expr = f"{_HALF[dtype.name][0]}({expr})"
+    return f"np.{compute}({expr})"
+
+
+# GEMM kernel arguments: addresses, element counts, then the loop sizes and strides
+_GEMM_ARGS = ("out", "C", "AL", "BE", "A", "B")
+_GEMM_SIZES = ("M", "N", "K", "am", "ak", "bk", "bn", "cm", "cn")
+
+
+def _gemm_source(
+    out_t: np.dtype[Any],
+    c_t: np.dtype[Any],
+    scale_t: tuple[np.dtype[Any], np.dtype[Any]],
+    ab_t: tuple[np.dtype[Any], np.dtype[Any]] | None,
+) -> str:
+    """``out[m, n] = alpha * acc + beta * C[m * cm + n * cn]`` over a block's rows, where
+    ``acc`` is the dot product of row m of A and column n of B (accumulated as the MatMul
+    kernel does), or (``ab_t`` None: the epilogue after a BLAS matmul) what ``out`` holds."""
+    compute = _compute_type(out_t)
+    types = (out_t, c_t, *scale_t, *(ab_t or ()))
+    nargs = len(_GEMM_ARGS)
+    lines = ["def kernel(block_idx, block_dim, args):"]
+    lines += [
+        f"    {name} = kernel_array(args[{i}], args[{nargs + i}], {_np_name(t)})"
+        for i, (name, t) in enumerate(zip(_GEMM_ARGS, types, strict=False))
+    ]
+    lines += [f"    {name} = args[{2 * nargs + i}]" for i, name in enumerate(_GEMM_SIZES)]
+    lines += [
+        f"    alpha = {_as(compute, scale_t[0], 'AL[0]')}",
+        f"    beta = {_as(compute, scale_t[1], 'BE[0]')}",
+        "    chunk = (M + block_dim - 1) // block_dim",
+        "    for m in range(block_idx * chunk, min(M, (block_idx + 1) * chunk)):",
+        "        for n in range(N):",
+    ]
+    if ab_t is None:
+        lines.append(f"            acc = {_as(compute, out_t, 'out[m * N + n]')}")
+    else:
+        a_t, b_t = ab_t
+        lines += [
+            f"            dot = {_ACC_ZERO[_acc_kind(a_t, b_t)]}",
+            "            for k in range(K):",
+            f"                dot += {_load(a_t, 'A[m * am + k * ak]')} * "
+            f"{_load(b_t, 'B[k * bk + n * bn]')}",
+            f"            acc = np.{compute}(dot)",
+        ]
+    c_value = _as(compute, c_t, "C[m * cm + n * cn]")
+    lines.append(f"            out[m * N + n] = {_store(f'alpha * acc + beta * {c_value}', out_t)}")
+    return "\n".join(lines) + "\n"
+
+
+def _is_one(ctx: LowerContext, port: int) -> bool:
+    value = const_value(ctx.node, port)
+    return value is not None and value.size == 1 and bool(value.reshape(()) == 1)
+
+
+def _c_strides(c_shape: tuple[int, ...]) -> tuple[int, int]:
+    """(row, column) strides of c broadcast to [M, N]: 0 along a dim it lacks or has as 1."""
+    padded = (1,) * (2 - len(c_shape)) + c_shape
+    return (padded[1] if padded[0] != 1 else 0, 1 if padded[1] != 1 else 0)
+
+
+def _lower_gemm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+    present = [buf for buf in ctx.inputs[:5] if buf is not None]
+    if len(present) < 5:
+        return None
+    a_buf, b_buf, c_buf, al_buf, be_buf = present
+    out_buf = ctx.outputs[0]
+    a, b, c, out = (ctx.spec(buf) for buf in (a_buf, b_buf, c_buf, out_buf))
+    ta, tb = bool(ctx.attrs["transpose_a"]), bool(ctx.attrs["transpose_b"])
+    tasks: list[KernelTask | HostTask] = []
+    ab_t: tuple[np.dtype[Any], np.dtype[Any]] | None = (a.dtype, b.dtype)
+    if a.dtype == b.dtype == out.dtype and a.dtype.name in _BLAS_TYPES:
+        if c.dtype == out.dtype and _is_one(ctx, 3) and _is_one(ctx, 4):
+            return [_blas_task(ctx.node.name, a_buf, b_buf, c_buf, out_buf, (ta, tb))]
+        tasks.append(_blas_task(ctx.node.name, a_buf, b_buf, None, out_buf, (ta, tb)))
+        ab_t = None
+    m, n = out.shape
+    k = a.shape[0] if ta else a.shape[1]
+    a1, b1 = a.shape[1], b.shape[1]  # row strides of the row-major operands
+    am, ak = (1, a1) if ta else (a1, 1)
+    bk, bn = (1, b1) if tb else (b1, 1)
+    buffers = [out_buf, c_buf, al_buf, be_buf, a_buf, b_buf]
+    counts = [max(int(np.prod(ctx.spec(buf).shape, dtype=np.int64)), 1) for buf in buffers]
+    template = [0] * len(buffers) + counts + [m, n, k, am, ak, bk, bn, *_c_strides(c.shape)]
+    scale_t = (ctx.spec(al_buf).dtype, ctx.spec(be_buf).dtype)
+    source = _gemm_source(out.dtype, c.dtype, scale_t, ab_t)
+    used = len(buffers) if ab_t is not None else 4
+    work = m * n * (max(k, 1) if ab_t is not None else 1)
+    blocks = 1 if work < (1 << 16) else max(1, min(os.cpu_count() or 1, m))
+    patches = list(enumerate(buffers[:used]))
+    tasks.append(kernel_task(ctx.node.name, kernel_from_source(source), blocks, template, patches))
+    return tasks
+
+
 register_kernels("MatMul", lowering=_lower_matmul(("transpose_x1", "transpose_x2")))
 register_kernels("MatMulV2", lowering=_lower_matmul(("transpose_x1", "transpose_x2")))
 register_kernels("BatchMatMulV2", lowering=_lower_matmul(("adj_x1", "adj_x2")))
+register_kernels("GEMM", lowering=_lower_gemm)
 register_kernels("GatherV2", lowering=lower_gather)

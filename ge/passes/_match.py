@@ -26,7 +26,8 @@ pattern input), backtracking on mismatch. Each check first compares the op type 
 consumer counts of unexported outputs, which reject most candidates at once. Topological
 positions are computed only once a candidate passes every structural check, and a cycle
 walk visits only nodes whose position lies between the match's first and last node.
-Measured (``benchmarks/pass_matching.py``): 10k nodes x 20 patterns in about 0.15 s.
+Measured (``benchmarks/pass_matching.py``): 10k nodes x 20 patterns, 8k matches, in 0.19 s
+(18.5 µs per node for all 20 patterns).
 
 Matches are taken greedily, anchor candidates in graph order, so of two overlapping
 occurrences the one whose anchor node comes first wins. Every match is acyclic with the

@@ -243,7 +243,7 @@ def _successors(node: Node) -> Iterable[Node]:
 def fuse_creates_cycle(nodes: Iterable[Node]) -> bool:
     """Whether fusing ``nodes`` (all of one graph) into one node would make a cycle: some
     path of data or control edges leaves the set and comes back to it."""
-    members = set(nodes)
+    members = dict.fromkeys(nodes)  # ordered, so the walk is the same on every run
     if not members:
         return False
     graph = next(iter(members)).graph

@@ -800,3 +800,26 @@ def test_infer_shape_data_index_out_of_range() -> None:
         RuntimeError, match=r"source_name=Neg_0: Data node input_1 has index 1, but"
     ):
         infer_shape(rep, of_type(g, "Neg")[0])
+
+
+def test_rewritten_graph_runs_in_a_session() -> None:
+    from ge.ge_global import GeApi
+    from ge.graph import Tensor
+    from ge.session import Session
+
+    g = mul_add_graph()
+    mul, add = of_type(g, "Mul")[0], of_type(g, "Add")[0]
+    bnd = boundary([[(mul, 0)], [(mul, 1), (add, 1)]], [(add, 0), (mul, 0)])
+    rep = build("r", 2, lambda a, b: [es.Mul(es.Add(a, 1.0), b), es.Mul(a, b)])
+    assert SubgraphRewriter.replace(bnd, rep) == 0
+    config = {"ge.exec.deviceId": "0", "ge.graphRunMode": "0"}
+    GeApi.ge_initialize(config)
+    try:
+        session = Session(config)
+        session.add_graph(1, g)
+        a, b = arrays(2)
+        out = session.run_graph(1, [Tensor.from_numpy(a), Tensor.from_numpy(b)])
+    finally:
+        GeApi.ge_finalize()
+    np.testing.assert_allclose(out[0].numpy(), np.maximum((a + 1) * b, 0), rtol=1e-5)
+    np.testing.assert_allclose(out[1].numpy(), a * b, rtol=1e-6)

@@ -25,6 +25,7 @@ __all__ = [
     "GeValueError",
     "GraphError",
     "InferError",
+    "PassError",
     "RegistryError",
 ]
 
@@ -75,6 +76,11 @@ class AirFormatError(GeError):
 
 class InferError(GeValueError):
     """An op's inputs or attributes do not fit its shape/dtype rule (``ValueError``)."""
+
+
+class PassError(GeError):
+    """A fusion pass raised or reported failure while a graph was compiled (``RuntimeError``);
+    the graph is left as it was before that pass ran."""
 
 
 class RegistryError(GeValueError):

@@ -201,7 +201,7 @@ class CompiledGraph:
         options: dict[str, str] | None = None,
     ) -> None:
         self.options = None if options is None else dict(options)
-        self.graph = optimize_graph(graph, fuse=fuse) if optimize else graph
+        self.graph = optimize_graph(graph, fuse=fuse, options=options) if optimize else graph
         self._offset = input_offset
         data = [n for n in self.graph.get_direct_nodes() if get_op(n.type).io == "input"]
         by_slot = {_subgraph_slot(n, input_offset): n for n in data}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -44,33 +44,75 @@ from ge.graph._air import model_from_bytes, model_to_bytes
 from ge.graph._clone import clone_graph
 from ge.graph.graph import Graph
 from ge.ops.infer import infer_graph
+from ge.passes._run import run_stage
 from ge.passes.stage import PassStage
 
-__all__ = ["PIPELINE", "Step", "copy_graph", "optimize_graph", "register_stage_hook"]
+__all__ = [
+    "PIPELINE",
+    "Compilation",
+    "HookHandle",
+    "Step",
+    "copy_graph",
+    "optimize_graph",
+    "register_stage_hook",
+]
 
 StageHook = Callable[[Graph], None]
 _HOOKS: dict[PassStage, list[StageHook]] = {stage: [] for stage in PassStage}
 _MAX_ROUNDS = 20
 
 
-def register_stage_hook(stage: PassStage, hook: StageHook) -> None:
-    """Run ``hook(graph)`` at ``stage`` of every compilation (in registration order)."""
+class HookHandle:
+    """What ``register_stage_hook`` returns: ``remove()`` takes the hook out again."""
+
+    def __init__(self, stage: PassStage, hook: StageHook) -> None:
+        self._stage = stage
+        self._hook = hook
+
+    def remove(self) -> bool:
+        """Take the hook out; ``False`` when it was removed already."""
+        hooks = _HOOKS[self._stage]
+        if self._hook in hooks:
+            hooks.remove(self._hook)
+            return True
+        return False
+
+
+def register_stage_hook(stage: PassStage, hook: StageHook) -> HookHandle:
+    """Run ``hook(graph)`` at ``stage`` of every compilation (in registration order), before
+    the ``ge.passes`` registered there. Returns a handle whose ``remove()`` unregisters it."""
     if not isinstance(stage, PassStage):
         raise GeTypeError(f"stage must be a PassStage, got {stage!r}")
     if not callable(hook):
         raise GeTypeError(f"hook must be callable, got {type(hook).__name__}")
     _HOOKS[stage].append(hook)
+    return HookHandle(stage, hook)
 
 
-def _stage(stage: PassStage) -> Callable[[Graph], None]:
-    def run(graph: Graph) -> None:
+@dataclass(frozen=True)
+class Compilation:
+    """What every step may read: the compile options (session, graph and ``build_model``
+    options, for ``PassContext.get_option_value``) and the dump numbering of the step."""
+
+    options: Mapping[str, str]
+    step_index: int = 0
+
+
+def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
+    def run(graph: Graph, compilation: Compilation) -> None:
         for hook in list(_HOOKS[stage]):
             hook(graph)
+
+        def dump(pass_name: str, g: Graph, when: str) -> None:
+            step = f"{stage.value}_{pass_name}_{when}"
+            dump_step(g, compilation.step_index, step)
+
+        run_stage(graph, stage, compilation.options, on_change=dump, infer=infer_graph)
 
     return run
 
 
-def _infer(graph: Graph) -> None:
+def _infer(graph: Graph, compilation: Compilation) -> None:
     infer_graph(graph)
 
 
@@ -82,7 +124,7 @@ Rewrite = Callable[[Graph], bool]
 _SETTLES_ITSELF = frozenset({eliminate_common_subexpressions, simplify, eliminate_dead_nodes})
 
 
-def _optimize(graph: Graph) -> None:
+def _optimize(graph: Graph, compilation: Compilation) -> None:
     """Rounds of every rewrite on every graph until a whole round changes nothing.
 
     A rewrite that found nothing to do finds nothing again on unchanged graphs, so the rounds
@@ -111,26 +153,26 @@ def _optimize(graph: Graph) -> None:
             return
 
 
-def _recognize(graph: Graph) -> None:
+def _recognize(graph: Graph, compilation: Compilation) -> None:
     for g in list(all_graphs(graph)):
         recognize_patterns(g)
 
 
-def _fuse(graph: Graph) -> None:
+def _fuse(graph: Graph, compilation: Compilation) -> None:
     for g in list(all_graphs(graph)):
         parent = g.parent_node
         if parent is None or parent.type != "FusedElementwise":  # bodies are fused already
             fuse_elementwise(g)
 
 
-def _verify(graph: Graph) -> None:
+def _verify(graph: Graph, compilation: Compilation) -> None:
     graph.verify()
 
 
 @dataclass(frozen=True)
 class Step:
     name: str
-    run: Callable[[Graph], None]
+    run: Callable[[Graph, Compilation], None]
 
 
 PIPELINE: tuple[Step, ...] = (
@@ -153,11 +195,14 @@ def copy_graph(graph: Graph) -> Graph:
     return twin if twin is not None else model_from_bytes(model_to_bytes(graph))
 
 
-def optimize_graph(graph: Graph, *, fuse: bool = True) -> Graph:
+def optimize_graph(
+    graph: Graph, *, fuse: bool = True, options: Mapping[str, str] | None = None
+) -> Graph:
     """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged).
 
     ``fuse=False`` (or the environment variable ``GE_FUSION=0``) skips the ``fuse`` step, to
-    see or run each op on its own."""
+    see or run each op on its own. ``options`` (str to str) are what passes read through
+    ``PassContext.get_option_value``."""
     if not isinstance(graph, Graph):
         raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
     fuse = fuse and os.environ.get("GE_FUSION", "1") != "0"
@@ -166,7 +211,7 @@ def optimize_graph(graph: Graph, *, fuse: bool = True) -> Graph:
         dump_step(work, 0, "input")
         for index, step in enumerate(PIPELINE, start=1):
             if step.name != "fuse" or fuse:
-                step.run(work)
+                step.run(work, Compilation(options or {}, index))
             dump_step(work, index, step.name)
     return work
 

@@ -57,6 +57,8 @@ from ge.jit._args import (
     static_key,
 )
 from ge.jit._pytree import TreeDef, flatten, paths, unflatten
+from ge.passes.registry import generation as pass_generation
+from ge.passes.registry import get_registered_passes
 
 __all__ = ["CacheInfo", "JitFunction", "Lowered", "logger"]
 
@@ -254,8 +256,9 @@ class _Entry:
 
 def _compiles_in_background() -> bool:
     """``GE_JIT_BACKGROUND=0`` compiles on the caller's thread; so does a process without
-    a disk kernel cache (the worker hands kernels over through it)."""
-    if os.environ.get("GE_JIT_BACKGROUND", "1") == "0":
+    a disk kernel cache (the worker hands kernels over through it), and one with ``ge.passes``
+    registered in Python (the worker process would not have them)."""
+    if os.environ.get("GE_JIT_BACKGROUND", "1") == "0" or get_registered_passes():
         return False
     from ge.compiler.kernels._disk_cache import cache_dir  # noqa: PLC0415
 
@@ -343,6 +346,7 @@ class JitFunction:
             )
         self._donee = f"{self._name} ({self._where})"
         self._warned: set[str] = set()
+        self._pass_generation = pass_generation()  # traces compiled with this set of passes
         self._cache: dict[Any, _Entry] = {}
         self._fast: dict[Any, _Entry] = {}
         self._lock = threading.RLock()
@@ -357,6 +361,8 @@ class JitFunction:
 
     # --- calling --------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if pass_generation() != self._pass_generation:
+            self._passes_changed()
         if not kwargs and not self._static_nums:  # the fast path: arrays only, seen before
             entry = self._fast.get(_fast_key(args))
             if entry is not None:
@@ -445,6 +451,16 @@ class JitFunction:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+
+    def _passes_changed(self) -> None:
+        """The registered ``ge.passes`` changed since the cached traces were compiled: they
+        would not show the passes now registered, so they are dropped."""
+        with self._lock:
+            generation = pass_generation()
+            if generation != self._pass_generation:
+                self._cache.clear()
+                self._fast.clear()
+                self._pass_generation = generation
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:

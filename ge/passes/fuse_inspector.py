@@ -244,15 +244,15 @@ def fuse_creates_cycle(nodes: Iterable[Node]) -> bool:
     """Whether fusing ``nodes`` (all of one graph) into one node would make a cycle: some
     path of data or control edges leaves the set and comes back to it."""
     members = dict.fromkeys(nodes)  # ordered, so the walk is the same on every run
-    if not members:
-        return False
+    stack = [s for m in members for s in _successors(m) if s not in members]
+    if len(members) < 2 or not stack:
+        return False  # one node (a decomposed one) or nothing outside after the set
     graph = next(iter(members)).graph
     assert graph is not None  # callers pass nodes of a graph
     order, _ = topological_order(graph)
     position = {node: i for i, node in enumerate(order)}
     # Nodes on a cycle already (no position) are walked: -1 never prunes them.
     last = max(position.get(m, len(order)) for m in members)
-    stack = [s for m in members for s in _successors(m) if s not in members]
     seen: set[Node] = set()
     while stack:
         node = stack.pop()

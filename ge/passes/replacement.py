@@ -45,8 +45,25 @@ status  name                        the boundary or replacement …
  14     ``BAD_SLOT``                (``add_input``/``add_output``) a negative or taken slot
 ======  ==========================  ============================================================
 
-Decision: the cycle check is that of ``can_fuse`` (the region as one node), stricter than needed
-for a replacement that keeps independent parts apart; torch.fx and GE refuse the same regions.
+Decisions where GE's texts are silent:
+
+* The cycle check is that of ``can_fuse`` (the region as one node), stricter than needed for a
+  replacement that keeps independent parts apart; torch.fx and GE refuse the same regions.
+* The replacement must have exactly one ``Data`` per input slot (an unused input still needs
+  its ``Data``) and one output per output slot. Copies keep the replacement's descs: call
+  ``infer_shape`` first where shapes matter. Replacement nodes with subgraphs are refused.
+* Region nodes go as ``Graph.remove_nodes`` removes them: their subgraphs stay registered,
+  unattached.
+* GE's handle errors map onto our objects: a non-``Node`` anchor → ``RuntimeError("Node object
+  must carry _handle")``, a removed one → ``"Node handle is empty"``; a non-``Graph``
+  replacement → ``"Graph object must carry _handle"``, a moved one (``Pattern(graph)``) →
+  ``"Graph handle is empty"``. Wrong argument kinds raise pybind11's ``TypeError``
+  ("…(): incompatible function arguments").
+* ``replace(..., context=ctx)`` checks ``can_fuse`` and the pass name before editing, so it too
+  leaves the graph unchanged when it raises; on success it records the removed and added node
+  names with ``ctx._record_fuse``. Its message is GE's text followed by ``": <reason>"``.
+* ``rewrite`` (ours) is ``replace`` returning a ``RewriteOutcome`` (status, reason, removed and
+  added names) for the pass runner; ``boundary_from_match`` makes a match's boundary.
 
     >>> import ge.es as es
     >>> b = es.GraphBuilder("g"); x = b.create_input(0, shape=[2])
@@ -354,8 +371,8 @@ def _read_replacement(replacement: Graph, anchors: list[Node]) -> _Replacement:
     bad = ""
     if cyclic:
         bad = f"it has a cycle through {cyclic[0].name}"
-    elif replacement.get_all_subgraphs() or any(n.get_subgraph_names() for n in nodes):
-        bad = "it holds subgraphs, which a rewrite does not copy"
+    elif any(n.get_subgraph_names() for n in nodes):
+        bad = "a node has subgraphs, which a rewrite does not copy"
     else:
         outside = [
             n.name
@@ -806,7 +823,10 @@ def _set_inputs(replacement: Graph, descs: Sequence[TensorDesc]) -> None:
 def infer_shape(replacement: Graph, source: Any) -> None:
     """Set each replacement ``Data`` ``i``'s desc from what the source's input ``i`` reads, then
     infer the whole replacement (``ge.ops.infer.infer_graph``). ``source`` is a ``MatchResult``
-    (its pattern inputs), a ``Node`` (its inputs) or a ``SubgraphBoundary`` (its input slots)."""
+    (its pattern inputs), a ``Node`` (its connected inputs, in port order: the slots a
+    decomposed node's boundary has) or a ``SubgraphBoundary`` (its input slots). Errors of the
+    inference raise ``RuntimeError("infer_shape failed, …: <reason>")``, the replacement's Data
+    descs already set."""
     from ge.ops.infer import infer_graph  # noqa: PLC0415  (ops sit above the pass helpers)
 
     if not isinstance(replacement, Graph):

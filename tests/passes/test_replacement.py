@@ -435,7 +435,7 @@ def _case_replacement_cycle(g: Graph) -> tuple[SubgraphBoundary, Graph]:
 
 def _case_replacement_subgraph(g: Graph) -> tuple[SubgraphBoundary, Graph]:
     rep = abs_replacement()
-    rep.add_subgraph(Graph("inner"))
+    rep.set_node_subgraph(of_type(rep, "Abs")[0], 0, Graph("inner"))
     return _neg_boundary(g), rep
 
 
@@ -823,3 +823,12 @@ def test_rewritten_graph_runs_in_a_session() -> None:
         GeApi.ge_finalize()
     np.testing.assert_allclose(out[0].numpy(), np.maximum((a + 1) * b, 0), rtol=1e-5)
     np.testing.assert_allclose(out[1].numpy(), a * b, rtol=1e-6)
+
+
+def test_infer_shape_from_a_node_uses_its_connected_inputs() -> None:
+    g = build("g", 1, es.Neg, shape=[4, 5])
+    add = g.add_node("Add", "half", num_inputs=2, num_outputs=1)
+    g.add_data_edge(of_type(g, "Neg")[0], 0, add, 1)  # input 0 left unconnected
+    rep = build("rep", 1, es.Exp, shape=[1])
+    infer_shape(rep, add)
+    assert of_type(rep, "Exp")[0].get_output_desc(0).get_shape() == [4, 5]

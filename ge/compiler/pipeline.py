@@ -44,7 +44,7 @@ from ge.graph._air import model_from_bytes, model_to_bytes
 from ge.graph._clone import clone_graph
 from ge.graph.graph import Graph
 from ge.ops.infer import infer_graph
-from ge.passes._run import run_stage
+from ge.passes._run import StageReport, run_stage
 from ge.passes.stage import PassStage
 
 __all__ = [
@@ -96,6 +96,7 @@ class Compilation:
 
     options: Mapping[str, str]
     step_index: int = 0
+    reports: list[StageReport] | None = None  # filled by the pass stages when given
 
 
 def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
@@ -107,7 +108,12 @@ def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
             step = f"{stage.value}_{pass_name}_{when}"
             dump_step(g, compilation.step_index, step)
 
-        run_stage(graph, stage, compilation.options, on_change=dump, infer=infer_graph)
+        explain = compilation.reports is not None
+        report = run_stage(
+            graph, stage, compilation.options, on_change=dump, infer=infer_graph, explain=explain
+        )
+        if compilation.reports is not None:
+            compilation.reports.append(report)
 
     return run
 
@@ -196,13 +202,18 @@ def copy_graph(graph: Graph) -> Graph:
 
 
 def optimize_graph(
-    graph: Graph, *, fuse: bool = True, options: Mapping[str, str] | None = None
+    graph: Graph,
+    *,
+    fuse: bool = True,
+    options: Mapping[str, str] | None = None,
+    reports: list[StageReport] | None = None,
 ) -> Graph:
     """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged).
 
     ``fuse=False`` (or the environment variable ``GE_FUSION=0``) skips the ``fuse`` step, to
     see or run each op on its own. ``options`` (str to str) are what passes read through
-    ``PassContext.get_option_value``."""
+    ``PassContext.get_option_value``. ``reports``, when given, receives what the passes of
+    each stage did, with the reasons patterns did not match (``ge.passes.explain``)."""
     if not isinstance(graph, Graph):
         raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
     fuse = fuse and os.environ.get("GE_FUSION", "1") != "0"
@@ -211,7 +222,7 @@ def optimize_graph(
         dump_step(work, 0, "input")
         for index, step in enumerate(PIPELINE, start=1):
             if step.name != "fuse" or fuse:
-                step.run(work, Compilation(options or {}, index))
+                step.run(work, Compilation(options or {}, index, reports))
             dump_step(work, index, step.name)
     return work
 

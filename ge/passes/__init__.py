@@ -10,7 +10,9 @@ IR. This package owns
   ``bootstrap``: ``ASCEND_GE_PY_PASS_PATH`` discovery, all or nothing per batch;
 * ``pattern``: patterns, the matcher configuration and match results; ``replacement``:
   subgraph boundaries and rewriting, ``infer_shape``; ``fuse_inspector``: ``can_fuse``,
-  ``report_fuse``; ``stage``: ``PassStage``.
+  ``report_fuse``; ``stage``: ``PassStage``;
+* ``explain(graph)`` (ours): what each registered pass did to a graph's compile, and why a
+  pattern did not match.
 
 Every public name but ``pattern`` loads lazily on first use (GE_REFERENCE.md §6), so
 ``import ge.passes`` stays cheap; an unknown name raises ``AttributeError`` "module
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
         register_decompose_pass,
         register_fusion_pass,
     )
+    from ge.passes._explain import explain
     from ge.passes.stage import PassStage
 
 # GE's list, in GE's order
@@ -80,7 +83,8 @@ def _homes(module: str, *names: str) -> dict[str, str]:
     return dict.fromkeys(names, module)
 
 
-# name -> the submodule defining it (``PassDescriptor`` is ours: reachable, not in __all__)
+# name -> the submodule defining it (``PassDescriptor`` and ``explain`` are ours: reachable,
+# not in GE's __all__)
 _HOME = {
     **_homes("base", "DecomposePass", "FusionBasePass", "PassContext", "PatternFusionPass"),
     **_homes(
@@ -113,6 +117,7 @@ _HOME = {
         "register_fusion_pass",
     ),
     **_homes("stage", "PassStage"),
+    **_homes("_explain", "explain"),
 }
 
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ge.passes.pattern import MatchResult, Pattern
     from ge.passes.replacement import SubgraphBoundary
 
-__all__ = ["PassRecord", "StageReport", "run_stage"]
+__all__ = ["PassRecord", "PatternRecord", "StageReport", "run_stage"]
 
 # called with (pass name, graph, "before" | "after") around a pass that changed the graph
 OnChange = Callable[[str, Graph, str], None]
@@ -66,6 +66,17 @@ _INFERRED_STAGES = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class PatternRecord:
+    """One pattern of a pattern pass in one run: how many matches it found and replaced, and
+    (when explaining) why it matched nothing: the closest partial match's first mismatch."""
+
+    name: str
+    found: int
+    replaced: int
+    why: str = ""
+
+
 @dataclass
 class PassRecord:
     """What one pass did in one run: the fusions it reported (node names before -> after) and,
@@ -74,8 +85,9 @@ class PassRecord:
     pass_name: str
     stage: PassStage
     fusions: list[tuple[list[str], list[str]]] = field(default_factory=list)
-    patterns: list[tuple[Pattern, int, int]] = field(default_factory=list)  # (pattern, found, done)
+    patterns: list[PatternRecord] = field(default_factory=list)
     changed: bool = False
+    explain: bool = False  # whether pattern records say why they matched nothing
 
 
 @dataclass
@@ -91,14 +103,18 @@ def run_stage(
     *,
     on_change: OnChange | None = None,
     infer: Callable[[Graph], None] | None = None,
+    explain: bool = False,
 ) -> StageReport:
     """Run every pass registered at ``stage`` on ``graph`` (in place). ``infer`` re-infers a
     graph a pass changed at the stages after shape inference; ``on_change`` sees the graph
-    before and after each pass that changed it (the pipeline's ``GE_DUMP_GRAPH`` dumps)."""
+    before and after each pass that changed it (the pipeline's ``GE_DUMP_GRAPH`` dumps);
+    ``explain`` says, for each pattern that matched nothing, what the closest match missed."""
     ensure_plugins_loaded()
     report = StageReport(stage)
     for descriptor in registered_passes_at(stage):
-        report.records.append(_run_pass(graph, descriptor, options or {}, on_change, infer))
+        report.records.append(
+            _run_pass(graph, descriptor, options or {}, on_change, infer, explain)
+        )
     return report
 
 
@@ -108,8 +124,10 @@ def _run_pass(
     options: Mapping[str, str],
     on_change: OnChange | None,
     infer: Callable[[Graph], None] | None,
+    explain: bool,
 ) -> PassRecord:
     record = PassRecord(descriptor.pass_name, descriptor.stage)
+    record.explain = explain
     context = PassContext._create(descriptor.pass_name, options)
     snapshot = take_snapshot(graph)
     reinfer = infer is not None and descriptor.stage in _INFERRED_STAGES
@@ -216,7 +234,7 @@ def _node_boundary(node: Node) -> SubgraphBoundary:
 def _run_pattern_fusion(
     graph: Graph, descriptor: PassDescriptor, context: PassContext, record: PassRecord
 ) -> bool:
-    from ge.passes._match import find_matches  # noqa: PLC0415  (only when used)
+    from ge.passes._match import explain_match, find_matches  # noqa: PLC0415  (only when used)
     from ge.passes.pattern import PatternMatcherConfig  # noqa: PLC0415
 
     instance = descriptor.cls()
@@ -233,7 +251,9 @@ def _run_pattern_fusion(
                 found += 1
                 if _apply_match(instance, pattern, match, context):
                     done += 1
-        record.patterns.append((pattern, found, done))
+        name = pattern._live_graph().name
+        why = explain_match(graph, pattern, config) if record.explain and not found else ""
+        record.patterns.append(PatternRecord(name, found, done, why))
         changed = changed or done > 0
     return changed
 

@@ -307,3 +307,32 @@ def test_a_decompose_pass_splits_an_op_into_primitives() -> None:
     assert "Square" not in types and "Mul" in types
     v = f32(5)
     np.testing.assert_allclose(session_run(graph, v)[0], v * v + 1.0, rtol=1e-6)
+
+
+# --- explain ------------------------------------------------------------------------------------
+def test_explain_reports_fusions_and_why_a_pattern_did_not_match() -> None:
+    from ge.passes import explain
+
+    register_gemm_pass()
+    report = explain(mm_add_graph())
+    text = str(report)
+    assert "FuseMatMulAdd: changed the graph" in text
+    assert "1 match(es), 1 replaced" in text
+    assert "GEMM" in {n.type for n in report.graph.get_direct_nodes()}
+
+    b = GraphBuilder("nomatch")
+    a = b.create_input(0, name="a", shape=[4, 3])
+    w = b.create_input(1, name="w", shape=[3, 5])
+    c = b.create_input(2, name="c", shape=[4, 5])
+    graph = b.build_and_reset([ge.es.MatMulV2(a, w) - c])  # Sub, not Add
+    text = str(explain(graph))
+    assert "0 match(es)" in text and "FuseMatMulAdd: changed nothing" in text
+    assert "does not match graph 'nomatch'" in text
+    assert "Sub" in text or "Add" in text  # the first mismatch names the op types
+
+
+def test_explain_needs_a_graph() -> None:
+    from ge.passes import explain
+
+    with pytest.raises(TypeError, match="graph must be a ge.graph.Graph, got str"):
+        explain("g")  # type: ignore[arg-type]

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
+_ROOT = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = sorted(_ROOT.glob("*.py")) + sorted(_ROOT.glob("passes/*.py"))
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: str(p.relative_to(_ROOT)))
 def test_example_runs(script: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(script)],

@@ -159,7 +159,9 @@ def _run_pass(
 
 
 def _failure(descriptor: PassDescriptor, context: PassContext, error: Exception) -> PassError:
-    message = context.get_error_message() or str(error) or type(error).__name__
+    message = context.get_error_message() or (
+        str(error) if isinstance(error, GeError) else f"{type(error).__name__}: {error}"
+    )
     if isinstance(error, _PassFailedError) and error.status is not None:
         message = f"{message} (status {error.status})"
     return PassError(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-GUIDES = ["offline_models.md", "om_format.md"]
+GUIDES = ["offline_models.md", "om_format.md", "passes.md"]
 
 
 def _snippets(name: str) -> list[str]:

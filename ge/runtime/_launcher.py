@@ -25,11 +25,11 @@ Decisions (ours):
   mutex (the pool has one job slot). A launch with ``block_dim == 1``, or in a process with
   ``threads() == 1``, runs on its caller and does not take the mutex. Nothing a block does can
   launch again, so the mutex cannot deadlock.
-- ``GE_NUM_THREADS=n`` (a positive integer, read once at first use) sets ``threads()``, the
-  number of threads that run blocks: ``n - 1`` workers plus the caller. The default is
-  ``os.cpu_count()``. With ``n == 1`` no worker starts and every launch runs inline. Any other
-  value raises ``GeValueError`` from the first use (``available()`` included): a typo in it
-  should not silently change the thread count.
+- ``GE_NUM_THREADS=n`` (``ge.options.Options.num_threads``, a positive integer, read once at
+  first use) sets ``threads()``, the number of threads that run blocks: ``n - 1`` workers plus
+  the caller. The default is ``os.cpu_count()``. With ``n == 1`` no worker starts and every
+  launch runs inline. Any other value raises ``GeValueError`` from the first use
+  (``available()`` included): a typo in it should not silently change the thread count.
 - After ``os.fork`` the child forgets the parent's pool (its workers do not exist in the child)
   and starts a fresh one on first use (``os.register_at_fork``). A process forked by other means
   (C ``fork()`` that skips Python's fork hooks) must not use the launcher.
@@ -61,12 +61,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ge.error import GeError, GeValueError
+from ge.error import GeError
+from ge.options import Options, current_options
 
 __all__ = ["available", "launch", "run_tasks", "run_tasks_function", "set_code_cache", "threads"]
 
 _SPIN_US = 50  # how long an idle thread spins before it sleeps in the kernel
-_ENV_THREADS = "GE_NUM_THREADS"
 
 # (futex, sched_yield) syscall numbers and the spin-wait hint, per machine
 _TARGETS = {
@@ -628,17 +628,11 @@ def _function_address(function: Any) -> int:
     return int(address)
 
 
-def _thread_count() -> int:
-    text = os.environ.get(_ENV_THREADS)
-    if text is None or not text.strip():
-        return os.cpu_count() or 1
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise GeValueError(f"{_ENV_THREADS} must be a positive integer, got {text!r}")
-    return count
+def _thread_count(options: Options | None = None) -> int:
+    """``options.num_threads`` (default ``current_options()``: ``GE_NUM_THREADS``), 0 meaning
+    one thread per CPU."""
+    count = (current_options() if options is None else options).num_threads
+    return count or os.cpu_count() or 1
 
 
 _lock = threading.Lock()

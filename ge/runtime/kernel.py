@@ -57,7 +57,6 @@ import functools
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,6 +67,7 @@ import numpy as np
 from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
+from ge.options import Options, current_options, using_options
 from ge.runtime import _launcher
 from ge.runtime.stream import Stream, resolve_stream
 
@@ -126,31 +126,20 @@ class DeviceRange:
         return cls(block.addr + offset, size, block.generation)
 
 
-_BOUNDSCHECK = threading.local()  # bounds_checks() override on this thread
-
-
 @contextlib.contextmanager
 def bounds_checks() -> Iterator[None]:
     """Kernels compiled on this thread inside the block get index bounds checks, whatever
     ``GE_KERNEL_BOUNDSCHECK`` says (offline models are built so: a model's kernel arguments
-    come from a file, and no argument may make a kernel index past its views)."""
-    previous = getattr(_BOUNDSCHECK, "on", None)
-    _BOUNDSCHECK.on = True
-    try:
+    come from a file, and no argument may make a kernel index past its views). An alias of
+    ``ge.options.using_options`` with ``kernel_boundscheck=True``."""
+    with using_options(current_options().replace(kernel_boundscheck=True)):
         yield
-    finally:
-        _BOUNDSCHECK.on = previous
 
 
 def boundscheck_enabled() -> bool:
     """Whether kernels compiled now get index bounds checks (``GE_KERNEL_BOUNDSCHECK=1``, or
-    inside ``bounds_checks()``)."""
-    if getattr(_BOUNDSCHECK, "on", None):
-        return True
-    value = os.environ.get(_ENV_BOUNDSCHECK, "0").strip()
-    if value not in ("", "0", "1"):
-        raise GeValueError(f"{_ENV_BOUNDSCHECK} must be 0 or 1, got {value!r}")
-    return value == "1"
+    inside ``bounds_checks()``): ``current_options().kernel_boundscheck``."""
+    return current_options().kernel_boundscheck
 
 
 @functools.cache
@@ -164,9 +153,12 @@ def _guarded_llvm() -> Any:
 
 
 # --- compiling ----------------------------------------------------------------------------------
-def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
+def compile_kernel(
+    py_kernel: Callable[..., None], name: str, options: Options | None = None
+) -> bytes:
     """Compile ``py_kernel(block_idx, block_dim, args)`` (Numba nopython subset) into a kernel
-    binary exporting ``name``. Raises ``GeError`` with Numba's explanation if it does not
+    binary exporting ``name``, with index bounds checks if ``options`` (default
+    ``current_options()``) asks for them. Raises ``GeError`` with Numba's explanation if it does not
     compile, or if it needs runtime support a standalone binary cannot carry (allocating
     arrays, raising exceptions with Python objects)."""
     if not callable(py_kernel):
@@ -176,7 +168,7 @@ def compile_kernel(py_kernel: Callable[..., None], name: str) -> bytes:
     from ge.runtime import _numba_kernels  # noqa: PLC0415  (imports numba only when compiling)
 
     _guarded_llvm()
-    checks = boundscheck_enabled()
+    checks = (current_options() if options is None else options).kernel_boundscheck
     ir, cpu, features = _numba_kernels.kernel_ir(py_kernel, name, _STATUS_SUFFIX, checks)
     _, objects = _jit(ir, None)
     code = objects[0] if len(objects) == 1 else b""

@@ -4,7 +4,9 @@ Kernels are generated as Python source (readable when debugging: ``GE_KERNEL_SOU
 prints each one), compiled by ``ge.runtime.compile_kernel`` into a standalone binary and
 loaded. The same source is never compiled twice in a process, and binaries are kept in the
 on-disk cache (``_disk_cache``), so other processes load them instead of compiling (no Numba
-import needed then).
+import needed then). Both caches key on the source and ``Options.kernel_key()`` of the record
+the kernel is compiled with (bounds checks and approximate math): two settings never share a
+kernel.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -21,10 +22,10 @@ import numpy as np
 
 from ge.compiler.kernels import _disk_cache
 from ge.error import GeError
+from ge.options import Options, current_options
 from ge.runtime.kernel import (
     KernelBinary,
     KernelFunction,
-    boundscheck_enabled,
     compile_kernel,
     kernel_array,
     load_kernel_binary,
@@ -65,24 +66,29 @@ def cached_only() -> Iterator[None]:
         _MODE.cached_only = previous
 
 
-def kernel_from_source(source: str, name: str = "kernel") -> KernelFunction:
-    """The loaded kernel defined as ``def <name>(block_idx, block_dim, args)`` in ``source``."""
-    key = hashlib.sha256(source.encode()).hexdigest() + ("+checks" if boundscheck_enabled() else "")
+def kernel_from_source(
+    source: str, name: str = "kernel", options: Options | None = None
+) -> KernelFunction:
+    """The loaded kernel defined as ``def <name>(block_idx, block_dim, args)`` in ``source``,
+    compiled with ``options`` (default ``current_options()``)."""
+    opts = current_options() if options is None else options
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    key = f"{digest}|{opts.kernel_key()}"
     function = _CACHE.get(key)
     if function is not None:
         return function
     with _LOCK:
         function = _CACHE.get(key)
         if function is None:
-            function = _load_or_build(source, name, f"k_{key[:16]}")
+            function = _load_or_build(source, name, f"k_{digest[:16]}", opts)
             _CACHE[key] = function
     return function
 
 
-def _load_or_build(source: str, name: str, symbol: str) -> KernelFunction:
-    disk_key = _disk_cache.cache_key(source)
+def _load_or_build(source: str, name: str, symbol: str, options: Options) -> KernelFunction:
+    disk_key = _disk_cache.cache_key(source, options)
     start = time.perf_counter()
-    cached = _disk_cache.load_entry(disk_key)
+    cached = _disk_cache.load_entry(disk_key, options)
     if cached is not None:
         try:
             binary = load_kernel_binary(cached)
@@ -90,27 +96,27 @@ def _load_or_build(source: str, name: str, symbol: str) -> KernelFunction:
             _LOADS.append(time.perf_counter() - start)
             return binary.get_function(symbol)
         except GeError:  # an entry that does not load is rebuilt, never used
-            _disk_cache.discard(disk_key)
+            _disk_cache.discard(disk_key, options)
     if getattr(_MODE, "cached_only", False):
         raise KernelNotCached(f"kernel {symbol} is not in the disk cache")
-    data = _compile(source, name, symbol)
-    _disk_cache.store_entry(disk_key, data)
+    data = _compile(source, name, symbol, options)
+    _disk_cache.store_entry(disk_key, data, options)
     binary = load_kernel_binary(data)
     _BINARIES.append(binary)
     _BUILT.append(symbol)
     return binary.get_function(symbol)
 
 
-def _compile(source: str, name: str, symbol: str) -> bytes:
+def _compile(source: str, name: str, symbol: str, options: Options) -> bytes:
     import numba  # noqa: PLC0415  (compiling kernels is what needs Numba)
 
     from ge.compiler.kernels._scalar import HELPERS  # noqa: PLC0415
 
-    if os.environ.get("GE_KERNEL_SOURCE"):
+    if options.kernel_source:
         print(f"# ge kernel {symbol}\n{source}")
     namespace = {"np": np, "math": math, "numba": numba, "kernel_array": kernel_array, **HELPERS}
     exec(compile(source, f"<ge kernel {symbol}>", "exec"), namespace)
-    return compile_kernel(namespace[name], symbol)
+    return compile_kernel(namespace[name], symbol, options)
 
 
 def built_kernel_count() -> int:

@@ -3,14 +3,17 @@
 An entry is ``GEKC`` + SHA-256 of the payload + the payload (a ``compile_kernel`` binary),
 named by a key that covers the kernel source and everything that changes the code built from
 it: ge's version, the scalar helpers kernels call (``_scalar.py``, ``_approx.py``), Numba's
-and llvmlite's versions and the host CPU and its features. Entries are
+and llvmlite's versions, the host CPU and its features, and the ``Options`` fields that
+change generated code (``Options.kernel_key()``: approximate math, bounds checks). Entries are
 written to a temporary file and renamed into place, so a reader never sees half an entry and
 two processes compiling the same kernel at once both succeed (the last rename wins; both
 entries are whole). An entry that fails its checksum or does not load is deleted and rebuilt,
 never used.
 
-Location: ``$GE_KERNEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ge/kernels``, else
-``~/.cache/ge/kernels``; ``GE_KERNEL_CACHE=0`` turns the cache off. A cache directory that
+Location: ``$GE_KERNEL_CACHE_DIR`` (``Options.kernel_cache_dir``), else
+``$XDG_CACHE_HOME/ge/kernels``, else ``~/.cache/ge/kernels``; ``GE_KERNEL_CACHE=0``
+(``Options.kernel_cache``) turns the cache off. Each function takes the ``Options`` record to
+follow (default ``current_options()``). A cache directory that
 cannot be written only costs compile time.
 """
 
@@ -24,6 +27,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ge.options import Options, current_options
 from ge.runtime import _launcher
 
 __all__ = ["cache_dir", "cache_key", "load_entry", "store_entry"]
@@ -32,13 +36,13 @@ _MAGIC = b"GEKC"
 _DIGEST = 32
 
 
-def cache_dir() -> Path | None:
+def cache_dir(options: Options | None = None) -> Path | None:
     """Where entries live, or ``None`` when the cache is off."""
-    if os.environ.get("GE_KERNEL_CACHE", "1") == "0":
+    opts = current_options() if options is None else options
+    if not opts.kernel_cache:
         return None
-    explicit = os.environ.get("GE_KERNEL_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
+    if opts.kernel_cache_dir:
+        return Path(opts.kernel_cache_dir)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ge" / "kernels"
 
@@ -94,19 +98,17 @@ def _numba_version() -> str:
         return "numba-unknown"
 
 
-def cache_key(source: str) -> str:
-    """The entry name for ``source`` built by this toolchain on this CPU, with or without
-    index bounds checks as kernels compiled now get them."""
-    from ge.runtime.kernel import boundscheck_enabled  # noqa: PLC0415
-
-    checks = f"boundscheck={int(boundscheck_enabled())}"
-    return hashlib.sha256(f"{_toolchain()}|{checks}\n{source}".encode()).hexdigest()
+def cache_key(source: str, options: Options | None = None) -> str:
+    """The entry name for ``source`` built by this toolchain on this CPU with ``options``'
+    code settings (``kernel_key()``)."""
+    opts = current_options() if options is None else options
+    return hashlib.sha256(f"{_toolchain()}|{opts.kernel_key()}\n{source}".encode()).hexdigest()
 
 
-def load_entry(key: str) -> bytes | None:
+def load_entry(key: str, options: Options | None = None) -> bytes | None:
     """The binary stored under ``key``; ``None`` if absent or damaged (a damaged entry is
     removed so the next store replaces it)."""
-    directory = cache_dir()
+    directory = cache_dir(options)
     if directory is None:
         return None
     path = directory / f"{key}.gekb"
@@ -120,21 +122,21 @@ def load_entry(key: str) -> bytes | None:
         and hashlib.sha256(payload).digest() == data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
     )
     if not whole:
-        discard(key)
+        discard(key, options)
         return None
     return payload
 
 
-def discard(key: str) -> None:
-    directory = cache_dir()
+def discard(key: str, options: Options | None = None) -> None:
+    directory = cache_dir(options)
     if directory is not None:
         with contextlib.suppress(OSError):
             (directory / f"{key}.gekb").unlink()
 
 
-def store_entry(key: str, payload: bytes) -> bool:
+def store_entry(key: str, payload: bytes, options: Options | None = None) -> bool:
     """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
-    directory = cache_dir()
+    directory = cache_dir(options)
     if directory is None:
         return False
     try:

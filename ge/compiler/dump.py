@@ -1,4 +1,5 @@
-"""``GE_DUMP_GRAPH=<dir>``: write the graph after each pipeline step, for people to read.
+"""``GE_DUMP_GRAPH=<dir>`` (``Options.dump_graph``): write the graph after each pipeline step,
+for people to read.
 
 Files are ``<dir>/ge_<graph>_<nn>_<step>.txt`` holding ``str(graph)``; the step number keeps
 them in pipeline order. Nothing is written when the variable is unset or empty; a directory
@@ -12,6 +13,7 @@ import re
 import warnings
 
 from ge.graph.graph import Graph
+from ge.options import current_options
 
 __all__ = ["DUMP_ENV", "dump_step"]
 
@@ -19,9 +21,11 @@ DUMP_ENV = "GE_DUMP_GRAPH"
 _WARNED: set[str] = set()
 
 
-def dump_step(graph: Graph, index: int, step: str) -> str | None:
-    """Write ``graph`` after step ``index`` named ``step``; returns the path, if written."""
-    directory = os.environ.get(DUMP_ENV, "")
+def dump_step(graph: Graph, index: int, step: str, directory: str | None = None) -> str | None:
+    """Write ``graph`` after step ``index`` named ``step`` into ``directory`` (default
+    ``current_options().dump_graph``; empty: no dump); returns the path, if written."""
+    if directory is None:
+        directory = current_options().dump_graph
     if not directory:
         return None
     safe = re.sub(r"[^\w.-]", "_", graph.name) or "graph"

@@ -41,6 +41,7 @@ from ge.ops.infer import _subgraph_slot, graph_output_descs, infer_graph
 from ge.ops.interpreter import _run as run_reference
 from ge.ops.interpreter import eval_tensors
 from ge.ops.registry import get_op
+from ge.options import Options, current_options, using_options
 from ge.runtime import memory
 from ge.runtime.executor import PlanRunner
 from ge.runtime.plan import Plan
@@ -96,9 +97,7 @@ class _ByValue:
             graph = compiled._shaped_copy(shapes)
             _substitute(graph, self.targets, values)
             try:
-                self.plans[key] = lower_graph(
-                    graph, compiled._run_subgraph, compiled._offset, compiled.options
-                )
+                self.plans[key] = compiled._lower(graph)
             except ValueDependentShapeError:
                 self.plans[key] = None
         return self.plans[key]
@@ -189,7 +188,10 @@ class CompiledGraph:
     addresses, used by sessions and streams). ``input_offset`` is for subgraphs, whose Data
     nodes may name parent inputs through ``_parent_node_index``; ``fuse=False`` compiles every
     op on its own (see ``optimize_graph``); ``options`` are the compile options lowerings may
-    read (``LowerContext.options``; ``None``: the global ones)."""
+    read (``LowerContext.options``; ``None``: the global ones). ``ge_options`` (default
+    ``current_options()`` when constructed) is the ``ge.options`` record the graph is
+    optimized, generated and compiled with, kept for every plan built later (new shapes,
+    subgraphs): changing the environment afterwards does not change a compiled graph."""
 
     def __init__(
         self,
@@ -199,9 +201,18 @@ class CompiledGraph:
         optimize: bool = True,
         fuse: bool = True,
         options: dict[str, str] | None = None,
+        ge_options: Options | None = None,
     ) -> None:
         self.options = None if options is None else dict(options)
-        self.graph = optimize_graph(graph, fuse=fuse, options=options) if optimize else graph
+        self.ge_options = current_options() if ge_options is None else ge_options
+        with using_options(self.ge_options):  # what custom-op compile callbacks read, too
+            self._compile(graph, optimize, fuse, input_offset)
+
+    def _compile(self, graph: Graph, optimize: bool, fuse: bool, input_offset: int) -> None:
+        options, ge_options = self.options, self.ge_options
+        if optimize:
+            graph = optimize_graph(graph, fuse=fuse, options=options, ge_options=ge_options)
+        self.graph = graph
         self._offset = input_offset
         data = [n for n in self.graph.get_direct_nodes() if get_op(n.type).io == "input"]
         by_slot = {_subgraph_slot(n, input_offset): n for n in data}
@@ -267,7 +278,13 @@ class CompiledGraph:
 
     def _build(self, shapes: tuple[tuple[int, ...], ...]) -> Plan:
         graph = self.graph if self.static else self._shaped_copy(shapes)
-        return lower_graph(graph, self._run_subgraph, self._offset, self.options)
+        return self._lower(graph)
+
+    def _lower(self, graph: Graph) -> Plan:
+        with using_options(self.ge_options):
+            return lower_graph(
+                graph, self._run_subgraph, self._offset, self.options, self.ge_options
+            )
 
     def _infer_subgraph(self, graph: Graph, shapes: tuple[tuple[int, ...], ...]) -> None:
         from ge.ops.infer import infer_subgraph  # noqa: PLC0415
@@ -284,7 +301,11 @@ class CompiledGraph:
         compiled = self._subgraphs.get(id(graph))
         if compiled is None:
             compiled = CompiledGraph(
-                graph, input_offset=offset, optimize=False, options=self.options
+                graph,
+                input_offset=offset,
+                optimize=False,
+                options=self.options,
+                ge_options=self.ge_options,
             )
             compiled._keep = graph  # type: ignore[attr-defined]
             self._subgraphs[id(graph)] = compiled

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
 from ge.ops.registry import find_op, get_op
 from ge.ops.schema import ExecContext, OpDef
+from ge.options import Options, current_options
 from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan, host_task
 
 __all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
@@ -76,6 +77,9 @@ class LowerContext:
     # later winning), for lowerings that read them (Python custom ops' compile callbacks);
     # None: the global options
     options: dict[str, str] | None = None
+    # the ge.options record kernels are generated and compiled with (approximate math,
+    # bounds checks): pass it to kernel_from_source
+    ge_options: Options = field(default_factory=Options)
 
     def spec(self, buffer: int) -> BufferSpec:
         return self.plan.buffers[buffer]
@@ -240,7 +244,8 @@ def _lower_node(
     plan: Plan,
     port_buf: dict[tuple[int, int], int],
     run_subgraph: SubgraphRunner,
-    options: dict[str, str] | None = None,
+    options: dict[str, str] | None,
+    ge_options: Options,
 ) -> None:
     from ge.compiler.kernels import kernels_of  # noqa: PLC0415  (kernels import this module)
 
@@ -251,7 +256,7 @@ def _lower_node(
     for port, buf in enumerate(outputs):
         port_buf[(id(node), port)] = buf
     attrs = node_attrs(op, node)
-    ctx = LowerContext(node, op, attrs, inputs, outputs, plan, run_subgraph, options)
+    ctx = LowerContext(node, op, attrs, inputs, outputs, plan, run_subgraph, options, ge_options)
     lowering = kernels_of(op).lower
     tasks = lowering(ctx) if lowering is not None else None
     if tasks is not None:
@@ -294,10 +299,14 @@ def lower_graph(
     run_subgraph: SubgraphRunner,
     input_offset: int = 0,
     options: dict[str, str] | None = None,
+    ge_options: Options | None = None,
 ) -> Plan:
     """The plan of ``graph`` (shapes must be concrete). ``input_offset`` maps subgraph Data
     nodes carrying ``_parent_node_index`` onto their inputs; ``options`` are the compile
-    options lowerings may read (``LowerContext.options``)."""
+    options lowerings may read (``LowerContext.options``); ``ge_options`` the record kernels
+    are generated with (default ``current_options()``)."""
+    if ge_options is None:
+        ge_options = current_options()
     order, cyclic = topological_order(graph)
     if cyclic:
         raise GraphError(describe_cycle(graph, cyclic))
@@ -323,7 +332,7 @@ def lower_graph(
         ) is not None:
             port_buf[(id(node), 0)] = _add_view(plan, node, root)
         else:
-            _lower_node(node, op, plan, port_buf, run_subgraph, options)
+            _lower_node(node, op, plan, port_buf, run_subgraph, options, ge_options)
         exported.update(port_buf[key] for key in _ports(node) if key in results)
     if sorted(inputs) != list(range(len(inputs))):
         raise GraphError(

@@ -13,7 +13,8 @@
                               (ge.compiler.fuse), on every graph
     verify                    Graph.verify(), ops included
 
-Each step can dump the graph (``GE_DUMP_GRAPH=dir``). Passes at a ``PassStage`` are plugged in
+Each step can dump the graph (``GE_DUMP_GRAPH=dir``); which steps run follows the
+``ge.options.Options`` record the compile is given. Passes at a ``PassStage`` are plugged in
 with ``register_stage_hook``; the ``ge.passes`` framework registers its passes there.
 
     >>> from ge.es import GraphBuilder
@@ -26,10 +27,9 @@ with ``register_stage_hook``; the ``ge.passes`` framework registers its passes t
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ge.compiler._graphs import all_graphs
 from ge.compiler.cse import eliminate_common_subexpressions
@@ -44,6 +44,7 @@ from ge.graph._air import model_from_bytes, model_to_bytes
 from ge.graph._clone import clone_graph
 from ge.graph.graph import Graph
 from ge.ops.infer import infer_graph
+from ge.options import Options, current_options
 from ge.passes._run import StageReport, run_stage
 from ge.passes.stage import PassStage
 
@@ -97,6 +98,7 @@ class Compilation:
     options: Mapping[str, str]
     step_index: int = 0
     reports: list[StageReport] | None = None  # filled by the pass stages when given
+    ge_options: Options = field(default_factory=Options)  # the record compiled with
 
 
 def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
@@ -106,7 +108,7 @@ def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
 
         def dump(pass_name: str, g: Graph, when: str) -> None:
             step = f"{stage.value}_{pass_name}_{when}"
-            dump_step(g, compilation.step_index, step)
+            dump_step(g, compilation.step_index, step, compilation.ge_options.dump_graph)
 
         explain = compilation.reports is not None
         report = run_stage(
@@ -207,23 +209,27 @@ def optimize_graph(
     fuse: bool = True,
     options: Mapping[str, str] | None = None,
     reports: list[StageReport] | None = None,
+    ge_options: Options | None = None,
 ) -> Graph:
     """Run ``PIPELINE`` on a copy of ``graph`` and return the copy (the input is unchanged).
 
     ``fuse=False`` (or the environment variable ``GE_FUSION=0``) skips the ``fuse`` step, to
     see or run each op on its own. ``options`` (str to str) are what passes read through
     ``PassContext.get_option_value``. ``reports``, when given, receives what the passes of
-    each stage did, with the reasons patterns did not match (``ge.passes.explain``)."""
+    each stage did, with the reasons patterns did not match (``ge.passes.explain``).
+    ``ge_options`` (default ``current_options()``) gives ``fusion`` (``GE_FUSION``) and
+    ``dump_graph`` (``GE_DUMP_GRAPH``)."""
     if not isinstance(graph, Graph):
         raise GeTypeError(f"graph must be a Graph, got {type(graph).__name__}")
-    fuse = fuse and os.environ.get("GE_FUSION", "1") != "0"
+    opts = current_options() if ge_options is None else ge_options
+    fuse = fuse and opts.fusion
     with _gc_paused():
         work = copy_graph(graph)
-        dump_step(work, 0, "input")
+        dump_step(work, 0, "input", opts.dump_graph)
         for index, step in enumerate(PIPELINE, start=1):
             if step.name != "fuse" or fuse:
-                step.run(work, Compilation(options or {}, index, reports))
-            dump_step(work, index, step.name)
+                step.run(work, Compilation(options or {}, index, reports, opts))
+            dump_step(work, index, step.name, opts.dump_graph)
     return work
 
 

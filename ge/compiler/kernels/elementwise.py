@@ -33,7 +33,8 @@ where the block's outputs start 64-byte aligned), so the choice does not enter t
 Numerics: each step computes in its op's compute type and rounds to its output type, as the
 references do (half types are held in float32 and rounded to half after every step). float32
 ``exp``/``log``/``sin``/``cos``/``tanh``/``erf`` use the vectorisable approximations of
-``ge.compiler.kernels._approx`` (accuracy documented there); float64 uses libm.
+``ge.compiler.kernels._approx`` (accuracy documented there) unless ``Options.approx_math`` is
+off (``GE_APPROX_MATH=0``); float64 uses libm.
 
 Argument layout: ``[n, last, out_0.., d_0..d_{R-2}, per input: (addr, strides if row/col),
 params]``.
@@ -73,7 +74,6 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 # float32 spellings of the libm calls (ge.compiler.kernels._approx)
 _APPROX = {f"math.{f}(": f"{f}_f32(" for f in ("exp", "log", "sin", "cos", "tanh", "erf")}
-USE_APPROX = True
 
 
 class _FusibleOps(AbstractSet[str]):
@@ -169,13 +169,15 @@ def approximate(expr: str) -> str:
 # --- programs -----------------------------------------------------------------------------------
 @dataclass
 class Program:
-    """Scalar steps over inputs; ``values`` maps a value id to (variable, dtype)."""
+    """Scalar steps over inputs; ``values`` maps a value id to (variable, dtype). ``approx``:
+    float32 libm calls become ge's approximations (``Options.approx_math``)."""
 
     inputs: list[np.dtype[Any]] = field(default_factory=list)
     params: list[tuple[str, float | int]] = field(default_factory=list)  # ("f"|"i", value)
     hoisted: list[str] = field(default_factory=list)  # lines run once per block
     steps: list[str] = field(default_factory=list)  # lines run per element
     outputs: list[tuple[str, np.dtype[Any]]] = field(default_factory=list)
+    approx: bool = True
 
     def input(self, dtype: np.dtype[Any]) -> tuple[str, np.dtype[Any]]:
         self.inputs.append(dtype)
@@ -227,7 +229,7 @@ class Program:
         for k, value in enumerate(scalar.parameters(attrs)):
             names[f"p{k}"] = self.param("f", value)
         expr = re.sub(r"\b([a-z]|p[0-9])\b", lambda m: names.get(m[1], m[1]), body)
-        if compute == np.float32 and USE_APPROX:
+        if compute == np.float32 and self.approx:
             expr = approximate(expr)
         var = f"t{len(self.steps)}"
         self.steps.append(f"{var} = {_round(expr, out)}")
@@ -475,7 +477,7 @@ def lower_program(
     if program.params:  # a constant buffer, so the plan stays data (no raw address in it)
         patches.append((len(template), ctx.constant(_param_block(program))))
         template.append(0)
-    function = kernel_from_source(source)
+    function = kernel_from_source(source, options=ctx.ge_options)
     task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)
     itemsize = ctx.spec(out_bufs[0]).dtype.itemsize
     task.same_index_inputs = frozenset(  # each element is loaded before any store of it
@@ -519,7 +521,7 @@ def lower_elementwise(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         cond = specs[0]
         padded = cond.shape + (1,) * (len(out.shape) - 1)
         specs[0] = BufferSpec(cond.kind, cond.index, padded, cond.dtype)
-    program = Program()
+    program = Program(approx=ctx.ge_options.approx_math)
     args = [program.input(s.dtype) for s in specs]
     value = program.step(ctx.op, ctx.attrs, args, out.dtype)
     if value is None:

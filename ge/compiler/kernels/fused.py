@@ -29,7 +29,7 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     in_specs = [ctx.spec(b) for b in in_bufs]
     shape = ctx.spec(ctx.outputs[0]).shape
     order, _ = topological_order(bodies[0])
-    program = Program()
+    program = Program(approx=ctx.ge_options.approx_math)
     values: dict[tuple[int, int], Any] = {}
     data = sorted(
         (n for n in order if get_op(n.type).io == "input"), key=lambda n: _subgraph_slot(n, 0)

@@ -179,7 +179,7 @@ def _lower_matmul(
         return [
             kernel_task(
                 ctx.node.name,
-                kernel_from_source(source),
+                kernel_from_source(source, options=ctx.ge_options),
                 blocks,
                 template,
                 list(zip(patch_pos, patch_buf, strict=True)),
@@ -279,7 +279,7 @@ def lower_gather(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return [
         kernel_task(
             ctx.node.name,
-            kernel_from_source(_gather_source(x.dtype, ind.dtype)),
+            kernel_from_source(_gather_source(x.dtype, ind.dtype), options=ctx.ge_options),
             1,
             template,
             list(zip([0, 1, 2], [ctx.outputs[0], x_buf, i_buf], strict=True)),
@@ -389,7 +389,15 @@ def _lower_gemm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     work = m * n * (max(k, 1) if ab_t is not None else 1)
     blocks = 1 if work < (1 << 16) else max(1, min(os.cpu_count() or 1, m))
     patches = list(enumerate(buffers[:used]))
-    tasks.append(kernel_task(ctx.node.name, kernel_from_source(source), blocks, template, patches))
+    tasks.append(
+        kernel_task(
+            ctx.node.name,
+            kernel_from_source(source, options=ctx.ge_options),
+            blocks,
+            template,
+            patches,
+        )
+    )
     return tasks
 
 

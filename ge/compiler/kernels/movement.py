@@ -130,7 +130,7 @@ def affine_task(ctx: LowerContext, src: int, dst: int, copy: Affine) -> KernelTa
     template += [copy.out_base, copy.in_base]
     return kernel_task(
         ctx.node.name,
-        kernel_from_source(_source(itemsize)),
+        kernel_from_source(_source(itemsize), options=ctx.ge_options),
         block_dim_for(n),
         template,
         list(zip([0, 1], [dst, src], strict=True)),
@@ -416,7 +416,7 @@ def lower_range(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return [
         kernel_task(
             ctx.node.name,
-            kernel_from_source(_range_source(out.dtype)),
+            kernel_from_source(_range_source(out.dtype), options=ctx.ge_options),
             1,
             [0, n, 0],
             list(zip([0, 2], [ctx.outputs[0], params], strict=True)),

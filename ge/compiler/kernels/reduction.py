@@ -162,7 +162,7 @@ def _task(
     blocks = 1 if n_out * max(n_red, 1) < (1 << 16) else max(1, min(os.cpu_count() or 1, n_out))
     return kernel_task(
         ctx.node.name,
-        kernel_from_source(source),
+        kernel_from_source(source, options=ctx.ge_options),
         blocks,
         template,
         list(zip(patch_pos, patch_buf, strict=True)),
@@ -392,7 +392,7 @@ def lower_layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return [
         kernel_task(
             ctx.node.name,
-            kernel_from_source(_layer_norm_source(spec.dtype)),
+            kernel_from_source(_layer_norm_source(spec.dtype), options=ctx.ge_options),
             blocks,
             template,
             list(zip([2, 3, 4, 5, 6, 7, 9], [eps, x, y, mean, var, gamma, beta], strict=True)),

@@ -204,15 +204,17 @@ def _epilogue_prologue(program: Program) -> list[str]:
     return lines + [f"    {h}" for h in program.hoisted]
 
 
-def _exp(work: np.dtype[Any], arg: str) -> str:
+def _exp(work: np.dtype[Any], arg: str, approx: bool) -> str:
     if work == np.float64:
         return f"math.exp({arg})"
-    if elementwise.USE_APPROX:
+    if approx:
         return elementwise.approximate(f"math.exp({arg})")
     return f"np.float32(math.exp({arg}))"
 
 
-def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
+def _softmax_source(
+    dtype: np.dtype[Any], out: np.dtype[Any], log: bool, approx: bool = True
+) -> str:
     work = np.dtype(np.float64 if dtype == np.float64 else np.float32)
     w = f"np.{work.name}"
     lines = [
@@ -233,7 +235,7 @@ def _softmax_source(dtype: np.dtype[Any], out: np.dtype[Any], log: bool) -> str:
     lines += [
         f"        top = {w}(acc)",
         "        for j in range(cols):",
-        f"            tmp[j] = {_exp(work, f'{value} - top')}",
+        f"            tmp[j] = {_exp(work, f'{value} - top', approx)}",
     ]
     lines += _fold("sum", work, "tmp", "0", "cols", "        ", "scratch")
     if log:  # (x - max) - log(sum): the shift must not round at the magnitude of max
@@ -311,7 +313,7 @@ def _layer_norm(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     return [
         kernel_task(
             ctx.node.name,
-            kernel_from_source(_layer_norm_source(spec.dtype)),
+            kernel_from_source(_layer_norm_source(spec.dtype), options=ctx.ge_options),
             _blocks(rows, cols),
             [rows, cols, 0, 0, 0, 0, 0, 0, 0],
             list(zip(range(2, 9), [eps, x, y, mean, var, gamma, beta], strict=True)),
@@ -352,7 +354,7 @@ def _reduce(kind: str) -> Lowering:
         return [
             kernel_task(
                 ctx.node.name,
-                kernel_from_source(source),
+                kernel_from_source(source, options=ctx.ge_options),
                 _blocks(rows, cols),
                 [rows, cols, 0, 0],
                 [(2, x), (3, ctx.outputs[0])],
@@ -384,7 +386,10 @@ def _softmax(log: bool) -> Lowering:
             kernel_task(
                 ctx.node.name,
                 kernel_from_source(
-                    _softmax_source(spec.dtype, ctx.spec(ctx.outputs[0]).dtype, log)
+                    _softmax_source(
+                        spec.dtype, ctx.spec(ctx.outputs[0]).dtype, log, ctx.ge_options.approx_math
+                    ),
+                    options=ctx.ge_options,
                 ),
                 blocks,
                 [rows, cols, 0, 0, 0],
@@ -396,11 +401,16 @@ def _softmax(log: bool) -> Lowering:
 
 
 def _epilogue(
-    order: list[Node], head: Node, slots: dict[int, int], x_slot: int, in_specs: list[BufferSpec]
+    order: list[Node],
+    head: Node,
+    slots: dict[int, int],
+    x_slot: int,
+    in_specs: list[BufferSpec],
+    approx: bool,
 ) -> tuple[Program, list[int]] | None:
     """The body after the reduction as a program on its result (input 0); also the input
     slots of its other inputs, in program order."""
-    program = Program()
+    program = Program(approx=approx)
     head_dtype = numpy_dtype(head._output_descs[0]._data_type)
     values: dict[tuple[int, int], Value] = {(id(head), 0): program.input(head_dtype)}
     extra: list[int] = []
@@ -459,7 +469,8 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     if not x.shape or x.dtype.name not in (_TYPES | _INT_TYPES):
         return None
     split = _trailing(tuple(x.shape), rules.normalize_axes(_ints(axes), len(x.shape)))
-    built = _epilogue(order, head, slots, slots[id(source)], [ctx.spec(b) for b in in_bufs])
+    in_specs = [ctx.spec(b) for b in in_bufs]
+    built = _epilogue(order, head, slots, slots[id(source)], in_specs, ctx.ge_options.approx_math)
     if split is None or split[1] == 0 or built is None:
         return None
     (rows, cols), (program, extra) = split, built
@@ -479,7 +490,7 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     fold = kernels_of(get_op(head.type)).row_reduction
     assert fold is not None
     source_text = _reduce_source(fold, x.dtype, out_dtype, program)
-    function = kernel_from_source(source_text)
+    function = kernel_from_source(source_text, options=ctx.ge_options)
     return [kernel_task(ctx.node.name, function, _blocks(rows, cols), template, patches)]
 
 

@@ -8,7 +8,8 @@ disk cache in milliseconds.
 
 The worker is one Python process per parent process (``_WORKER_MAIN``, at nice +10 so that
 its imports and compiles yield the CPU to the caller's first calls), started on the first
-job. Jobs (a graph as AIR bytes) go down its stdin, one at a time; it compiles each with
+job. Jobs (a graph as AIR bytes, with the ``ge.options`` record to compile it with: the
+caller's, not the worker's environment) go down its stdin, one at a time; it compiles each with
 ``CompiledGraph`` (which stores every kernel built in the disk cache) and answers ``<job> ok``
 or ``<job> error <message>`` on stdout, read by a daemon thread. It exits when the parent
 closes the pipe (the parent ended) or after ``_IDLE_SECONDS`` without work, and a later job
@@ -23,6 +24,7 @@ back as job failures.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
@@ -32,6 +34,7 @@ import time
 from typing import IO, Any
 
 from ge.graph.graph import Graph
+from ge.options import Options, current_options
 
 __all__ = ["BackgroundCompiler", "Job", "compiler"]
 
@@ -78,20 +81,23 @@ class BackgroundCompiler:
         self._jobs: dict[int, Job] = {}
         self._count = 0
 
-    def submit(self, graph: Graph) -> Job:
-        """Start compiling ``graph``'s kernels; the job is done once they are in the cache."""
+    def submit(self, graph: Graph, options: Options | None = None) -> Job:
+        """Start compiling ``graph``'s kernels with ``options`` (default
+        ``current_options()``); the job is done once they are in the cache."""
         from ge.graph._air import model_to_bytes  # noqa: PLC0415
 
-        return self._send(model_to_bytes(graph))
+        return self._send(model_to_bytes(graph), options)
 
-    def _send(self, payload: bytes) -> Job:
+    def _send(self, payload: bytes, options: Options | None = None) -> Job:
+        opts = current_options() if options is None else options
+        header = f"{len(payload)} {opts.key()}"  # key(): JSON on one line
         with self._lock:
             self._count += 1
             job = self._jobs[self._count] = Job(self._count)
             try:
                 job.worker = self._worker()
                 assert job.worker.stdin is not None
-                job.worker.stdin.write(f"{job.number} {len(payload)}\n".encode() + payload)
+                job.worker.stdin.write(f"{job.number} {header}\n".encode() + payload)
                 job.worker.stdin.flush()
             except OSError as error:
                 del self._jobs[job.number]
@@ -170,11 +176,11 @@ def compiler() -> BackgroundCompiler:
 
 
 # --- the worker ----------------------------------------------------------------------------------
-def _compile_job(payload: bytes) -> None:
+def _compile_job(payload: bytes, options: Options) -> None:
     from ge.compiler.executable import CompiledGraph  # noqa: PLC0415
     from ge.graph._air import model_from_bytes  # noqa: PLC0415
 
-    CompiledGraph(model_from_bytes(payload))
+    CompiledGraph(model_from_bytes(payload), ge_options=options)
 
 
 def _read(fd: int, size: int) -> bytes:
@@ -201,12 +207,14 @@ def _serve(stdin: int, stdout: IO[bytes]) -> None:
         if not ready:
             return
         try:
-            number, size = _read_header(stdin).split()
+            number, size, key = _read_header(stdin).decode().rstrip("\n").split(" ", 2)
             payload = _read(stdin, int(size))
         except EOFError:
             return
         try:
-            _compile_job(payload)
+            # the worker's stdout carries the answers: kernel sources are not printed into it
+            options = Options.from_dict(json.loads(key)).replace(kernel_source=False)
+            _compile_job(payload, options)
             answer = f"{int(number)} ok"
         except Exception as error:  # any failure is the job's answer
             answer = f"{int(number)} error {type(error).__name__}: {error}".replace("\n", " ")

@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,6 +56,7 @@ from ge.jit._args import (
     static_key,
 )
 from ge.jit._pytree import TreeDef, flatten, paths, unflatten
+from ge.options import Options, current_options, using_options
 from ge.passes.registry import generation as pass_generation
 from ge.passes.registry import get_registered_passes
 
@@ -116,7 +116,9 @@ class _Entry:
 
     With ``background`` set, a graph whose kernels are not all in the disk cache yet runs on
     the reference interpreter while a worker process compiles them (``self.job``); the first
-    call after the job is done loads them and switches to the compiled plan for good."""
+    call after the job is done loads them and switches to the compiled plan for good. The
+    trace keeps the ``ge.options`` record in force when it was made (read once here, never
+    per call) and compiles with it, in the foreground or in the worker."""
 
     def __init__(
         self, graph: Graph, out_tree: TreeDef, consts: dict[int, Any], *, background: bool
@@ -130,9 +132,10 @@ class _Entry:
         self.single = False
         self.job: Any = None
         self._switch = threading.Lock()
+        self.ge_options = current_options()
         if not (graph.get_direct_nodes() and self.n_graph_outputs()):
             return
-        if not (background and _compiles_in_background()):
+        if not (background and _compiles_in_background(self.ge_options)):
             self._build()
             return
         from ge.compiler.background import compiler  # noqa: PLC0415
@@ -142,12 +145,13 @@ class _Entry:
             with cached_only():
                 self._build()
         except KernelNotCached:
-            self.job = compiler().submit(graph)
+            with using_options(self.ge_options):
+                self.job = compiler().submit(graph)
 
     def _build(self) -> None:
         from ge.compiler.executable import CompiledGraph  # noqa: PLC0415  (compiler is heavy)
 
-        compiled = CompiledGraph(self.graph)
+        compiled = CompiledGraph(self.graph, ge_options=self.ge_options)
         plan = compiled.plan_for([list(s.shape) for s in compiled.inputs])
         runner, specs = None, []
         if plan is not None:
@@ -254,15 +258,15 @@ class _Entry:
         ]
 
 
-def _compiles_in_background() -> bool:
-    """``GE_JIT_BACKGROUND=0`` compiles on the caller's thread; so does a process without
-    a disk kernel cache (the worker hands kernels over through it), and one with ``ge.passes``
-    registered in Python (the worker process would not have them)."""
-    if os.environ.get("GE_JIT_BACKGROUND", "1") == "0" or get_registered_passes():
+def _compiles_in_background(options: Options) -> bool:
+    """``GE_JIT_BACKGROUND=0`` (``Options.jit_background``) compiles on the caller's thread;
+    so does a process without a disk kernel cache (the worker hands kernels over through it),
+    and one with ``ge.passes`` registered in Python (the worker process would not have them)."""
+    if not options.jit_background or get_registered_passes():
         return False
     from ge.compiler.kernels._disk_cache import cache_dir  # noqa: PLC0415
 
-    return cache_dir() is not None
+    return cache_dir(options) is not None
 
 
 def _host(source: Any) -> np.ndarray:

@@ -9,7 +9,7 @@ from ge.compiler.executable import CompiledGraph
 from ge.error import GeError, GeValueError
 from ge.graph import Graph
 from ge.ops.infer import _subgraphs_of, graph_outputs
-from ge.runtime.kernel import bounds_checks
+from ge.options import Options, current_options, using_options
 from ge.runtime.om import (
     MAX_DEPTH,
     GraphEntry,
@@ -29,13 +29,13 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
     ``declare_launch_args`` callbacks included) and add its plan to ``model``."""
     if any(entry.name == graph.name for entry in model.graphs):
         raise GeValueError(f"two graphs are named {graph.name!r}; a model's graph names differ")
-    with bounds_checks():  # the model's kernel arguments will come from a file
-        compiled = CompiledGraph(graph, options=options)
+    settings = _settings(model)
+    with using_options(settings):  # what custom-op compile callbacks read, too
+        compiled = CompiledGraph(graph, options=options, ge_options=settings)
     outputs = tuple(f"{node.name}:{port}" for node, port in graph_outputs(compiled.graph))
     names = tuple(spec.name for spec in compiled.inputs)
     for shapes in _gear_shapes(compiled, options):
-        with bounds_checks():
-            plan = compiled.plan_for(shapes)
+        plan = compiled.plan_for(shapes)  # compiled with its record
         if plan is None:
             raise GeError(
                 f"graph {graph.name!r}: its shapes depend on input values; an offline model "
@@ -43,6 +43,14 @@ def add_graph(model: ModelData, graph: Graph, options: dict[str, str]) -> None:
             )
         data = _as_data(compiled, plan, model, options, graph.name)
         model.graphs.append(GraphEntry(graph.name, names, outputs, data))
+
+
+def _settings(model: ModelData) -> Options:
+    """The record the model is compiled with (``ModelData.ge_options``, set by ``_build``:
+    the caller's, with bounds checks on, since a model's kernel arguments come from a file)."""
+    if model.ge_options is None:
+        model.ge_options = current_options().replace(kernel_boundscheck=True)
+    return model.ge_options
 
 
 MAX_GEARS = 100  # as ATC: at most 100 shape gears per graph
@@ -146,8 +154,11 @@ def _control_flow(
         first = len(subplans)
         takes = []
         for sub in _subgraphs_of(node):
-            with bounds_checks():
-                inner = CompiledGraph(sub, input_offset=offset, optimize=False, options=options)
+            settings = _settings(model)
+            with using_options(settings):
+                inner = CompiledGraph(
+                    sub, input_offset=offset, optimize=False, options=options, ge_options=settings
+                )
                 sub_plan = inner.plan_for([list(s) for s in feeds[: len(inner.inputs)]])
             if sub_plan is None:
                 raise GeError(

@@ -31,9 +31,10 @@ Decisions where GE is silent (ours):
   only run as Python on the host (an op without a kernel, a custom op with ``execute`` alone)
   cannot go into a model: ``build_model`` raises
   ``"BuildModel failed; node <name> runs Python on the host ..."``.
-* Kernels are compiled with index bounds checks for a model (``ge.runtime.kernel.
-  bounds_checks``): its kernel arguments come from a file, and none may make a kernel index
-  past a view.
+* A model is compiled with the ``ge.options`` record in force at ``build_model``
+  (``current_options()``: the ``GE_*`` variables or a ``using_options`` block) with index
+  bounds checks turned on (its kernel arguments come from a file, and none may make a kernel
+  index past a view); the record is saved in the model (``Model.ge_options``).
 * ``bundle_build_model`` compiles each graph with its options into one model; graphs run by
   name (``Model.graph(name)``), and constants of one name with equal values are stored once and
   shared (``Model.set_weights`` updates them for every graph).
@@ -49,6 +50,7 @@ from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph import Graph
+from ge.options import current_options
 
 __all__ = [
     "GraphWithOptions",
@@ -214,8 +216,10 @@ def _build(
     from ge.offline_compile._builder import add_graph  # noqa: PLC0415
     from ge.runtime.om import ModelData, pack  # noqa: PLC0415
 
-    model = ModelData([], [], [], dict(options), __version__)
     try:
+        # the model's kernel arguments will come from a file: bounds checks always
+        settings = current_options().replace(kernel_boundscheck=True)
+        model = ModelData([], [], [], dict(options), __version__, ge_options=settings)
         for graph, graph_options in graphs:
             add_graph(model, graph, graph_options)
         return pack(model)

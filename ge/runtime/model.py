@@ -47,6 +47,7 @@ from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy
+from ge.options import Options
 from ge.runtime import memory
 from ge.runtime.executor import DIRECT_BYTES, PlanRunner, Target, lend_array
 from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
@@ -321,9 +322,13 @@ class _Holdings:
 
 
 class Model:
-    """A loaded offline model: its graphs, ``execute`` (of the first graph) and weights."""
+    """A loaded offline model: its graphs, ``execute`` (of the first graph) and weights.
+    ``options`` are the build options it was compiled with (strings, as given to
+    ``build_initialize`` / ``build_model``), ``ge_options`` the ``ge.options.Options`` record
+    (fusion, approximate math, bounds checks...; ``None`` for a model that did not save one)."""
 
     options: dict[str, str]
+    ge_options: Options | None
     _holdings: _Holdings
     _weights: list[np.ndarray]
     _weight_addrs: list[int]
@@ -338,6 +343,7 @@ class Model:
     def _load(cls, data: ModelData, mapped: mmap.mmap | None) -> Model:
         model = object.__new__(cls)
         model.options = dict(data.options)
+        model.ge_options = data.ge_options
         holdings = model._holdings = _Holdings(mapped, data.weights)
         try:  # all or nothing: a failure releases what was placed at once
             kernels = [_binary(k, i) for i, k in enumerate(data.kernels)]

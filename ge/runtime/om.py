@@ -16,7 +16,8 @@ Layout (little-endian; the full description is ``docs/om_format.md``)::
     4   4   u32 format version (FORMAT_VERSION)
     8   8   u64 header length H
     16  32  SHA-256 of the header
-    48  H   header: UTF-8 JSON (graphs with their plans and descs, options, sections)
+    48  H   header: UTF-8 JSON (graphs with their plans and descs, options, the
+            ``ge.options`` record the model was compiled with, sections)
     48+H    data: sections at 64-byte aligned offsets (from the start of the data; 48 + H is
             itself a multiple of 64), kernel binaries and weights, each with its own SHA-256
             in the header
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeError
+from ge.options import Options
 from ge.runtime.plan import HOST_OPS, BufferKind, HostTask, KernelTask, Plan, buffers_of
 
 __all__ = [
@@ -154,6 +156,7 @@ class ModelData:
     ge_version: str = ""
     weight_names: dict[str, int] = field(default_factory=dict)  # see plan_data
     ambiguous_names: set[str] = field(default_factory=set)  # Const names of several values
+    ge_options: Options | None = None  # the record it was compiled with (None: not saved)
 
 
 # makes a Python host task data, or says it cannot (None): given the task and the list to
@@ -266,6 +269,8 @@ def pack(model: ModelData) -> bytes:
         "graphs": [_graph_json(g) for g in model.graphs],
         "weight_names": dict(model.weight_names),
     }
+    if model.ge_options is not None:
+        header["ge_options"] = model.ge_options.as_dict()
     sections: list[dict[str, Any]] = []
     parts: list[bytes | memoryview] = []
     at = 0
@@ -406,7 +411,28 @@ class _Reader:
             _str(k, "weight_names"): _index(v, len(weights), f"weight_names[{k!r}]")
             for k, v in listed.items()
         }
-        return ModelData(graphs, kernels, weights, dict(options), version, weight_names)
+        return ModelData(
+            graphs,
+            kernels,
+            weights,
+            dict(options),
+            version,
+            weight_names,
+            ge_options=self._ge_options(),
+        )
+
+    def _ge_options(self) -> Options | None:
+        """The saved record; fields this ge does not know are left out (the model's kernels
+        are built already: the record says how, it changes nothing at load)."""
+        raw = self.header.get("ge_options")
+        if raw is None:
+            return None
+        known = Options.variables()
+        values = {k: v for k, v in _mapping(raw, "ge_options").items() if k in known}
+        try:
+            return Options.from_dict(values)
+        except GeError as e:
+            raise ModelFormatError(f"ge_options: {e}") from None
 
     def _list(self, key: str) -> list[Any]:
         return _list(self.header.get(key, []), key)

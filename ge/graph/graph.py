@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_attr_value
 from ge.graph.node import Node
+from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DumpFormat
-
-if TYPE_CHECKING:
-    from ge.graph.tensor_desc import TensorDesc
 
 __all__ = ["MAX_PORTS", "Graph", "link_control"]
 
@@ -361,6 +359,27 @@ class Graph:
         assert isinstance(outs, list) and isinstance(ins, list)  # they hold the edge
         outs.remove(dst)
         ins.remove(src)
+
+    def set_output_desc(self, node: Node, port: int, desc: TensorDesc) -> None:
+        """Record ``desc`` (a copy) as the desc of output ``port`` of ``node``, and as the
+        input desc of every consumer of that output (ours; the desc write passes use).
+
+        Decision: consumers' input descs follow at once, as the builder records them when it
+        connects an input, so no reader sees a producer and a consumer disagree; GE's
+        ``Node.update_output_desc`` stays as GE has it, the node alone. Checked first (the
+        node is this graph's, ``port`` is one of its outputs, ``desc`` a ``TensorDesc``), so a
+        bad call changes nothing.
+        """
+        node = self._own(node, "node")
+        if not 0 <= _check_int(port, "port") < len(node._output_descs):
+            raise GraphError(
+                f"port: node {node._name} has {len(node._output_descs)} outputs, got {port}"
+            )
+        if not isinstance(desc, TensorDesc):
+            raise GeTypeError(f"desc must be a TensorDesc, got {type(desc).__name__}")
+        node._output_descs[port] = desc._clone()
+        for dst, dst_port in node._out_edges[port]:
+            dst._input_descs[dst_port] = desc._clone()
 
     # --- graph outputs (ours; GE's Graph::SetOutputs) --------------------------------------------
     def replace_all_uses(self, node: Node, port: int, new_node: Node, new_port: int) -> None:

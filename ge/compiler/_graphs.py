@@ -10,7 +10,6 @@ from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.ops.infer import const_array
-from ge.ops.registry import find_op
 from ge.ops.schema import OpDef
 
 __all__ = ["ConstValues", "all_graphs", "const_array", "is_removable", "make_const", "op_of"]
@@ -42,7 +41,8 @@ class ConstValues:
 
 
 def op_of(node: Node) -> OpDef | None:
-    return find_op(node.type)
+    op: OpDef | None = node.op
+    return op
 
 
 def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int) -> Node:
@@ -51,7 +51,7 @@ def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int
     from ge.ops.construct import add_op_node  # noqa: PLC0415  (construct imports infer)
 
     tensor = Tensor.from_numpy(np.ascontiguousarray(value).reshape(value.shape))
-    desc = like._output_descs[port]._clone()
+    desc = like.get_output_desc(port)  # a copy: it becomes the Const's
     tensor.set_data_type(desc.get_data_type())
     desc.set_shape(list(value.shape))
     const = add_op_node(graph, "Const", [], {"value": tensor}, name=name)
@@ -62,7 +62,7 @@ def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int
 def is_removable(node: Node) -> bool:
     """A pure op node that nothing depends on through a control edge."""
     op = op_of(node)
-    return op is not None and op.pure and not op.io and not node._out_ctrl
+    return op is not None and op.pure and not op.io and not node.control_outputs
 
 
 def fresh_name(graph: Graph, base: str) -> str:

@@ -42,13 +42,13 @@ def _attr_key(value: Any) -> Any:
 
 
 def _key(node: Node) -> Any:
-    inputs = tuple(None if e is None else (id(e[0]), e[1]) for e in node._in_edges)
-    attrs = node._attrs
+    inputs = tuple(None if e is None else (id(e[0]), e[1]) for e in node.inputs)
+    attrs = node.attr_values
     attrs_key = (
         tuple(sorted((k, v.type, _attr_key(v.value)) for k, v in attrs.items())) if attrs else ()
     )
-    outputs = tuple(_desc_key(d) for d in node._output_descs)
-    return (node._type, inputs, attrs_key, outputs, tuple(node._input_names))
+    outputs = tuple(_desc_key(d) for d in node.output_descs)
+    return (node.type, inputs, attrs_key, outputs, tuple(node.input_names))
 
 
 def eliminate_common_subexpressions(graph: Graph) -> bool:
@@ -56,7 +56,7 @@ def eliminate_common_subexpressions(graph: Graph) -> bool:
     changed = False
     order, _ = topological_order(graph)
     for node in order:
-        if not is_removable(node) or node._subgraph_names or node._in_ctrl:
+        if not is_removable(node) or node.subgraph_names or node.control_inputs:
             continue
         key = _key(node)
         keeper = seen.get(key)

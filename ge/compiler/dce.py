@@ -24,8 +24,8 @@ def eliminate_dead_nodes(graph: Graph) -> bool:
         if id(node) in live:
             continue
         live.add(id(node))
-        stack += [e[0] for e in node._in_edges if e is not None]
-        stack += node._in_ctrl
+        stack += [e[0] for e in node.inputs if e is not None]
+        stack += node.control_inputs
     dead = [n for n in graph.get_direct_nodes() if id(n) not in live]
     graph.remove_nodes(reversed(dead))
     return bool(dead)

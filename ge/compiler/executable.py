@@ -55,7 +55,7 @@ def _unknown_nodes(graph: Graph) -> list[Node]:
     return [
         n
         for n in graph.get_direct_nodes()
-        if any(d < 0 for desc in n._output_descs for d in desc._shape)
+        if any(d < 0 for desc in n.output_descs for d in desc._shape)
     ]
 
 
@@ -64,10 +64,10 @@ def _value_candidates(node: Node) -> list[tuple[str, int]]:
     that are not constants already and are small."""
     op = get_op(node.type)
     found = []
-    for edge, name in zip(node._in_edges, node._input_names, strict=True):
+    for edge, name in zip(node.inputs, node.input_names, strict=True):
         if edge is None or edge[0].type == "Const" or name not in op.value_inputs:
             continue
-        dims = list(edge[0]._output_descs[edge[1]]._shape)
+        dims = list(edge[0].output_desc(edge[1])._shape)
         if all(d >= 0 for d in dims) and int(np.prod(dims, dtype=np.int64)) <= _MAX_VALUE_ELEMENTS:
             found.append((edge[0].name, edge[1]))
     return found
@@ -156,7 +156,7 @@ class InputSpec:
     def __init__(self, slot: int, node: Node) -> None:
         self.slot = slot
         self.name = node.name
-        self.desc: TensorDesc = node._output_descs[0]._clone()
+        self.desc: TensorDesc = node.get_output_desc(0)
         self.dtype = numpy_dtype(self.desc.get_data_type())
         self.shape = list(self.desc.get_shape())
 

@@ -28,7 +28,7 @@ MAX_FOLD_ELEMENTS = 1 << 16
 
 def _const_inputs(node: Node) -> list[np.ndarray] | None:
     values = []
-    for edge in node._in_edges:
+    for edge in node.inputs:
         if edge is None:
             continue
         value = const_array(edge[0])
@@ -40,7 +40,7 @@ def _const_inputs(node: Node) -> list[np.ndarray] | None:
 
 def _evaluate(node: Node) -> list[np.ndarray] | None:
     op = op_of(node)
-    if op is None or op.reference is None or not op.foldable or node._subgraph_names:
+    if op is None or op.reference is None or not op.foldable or node.subgraph_names:
         return None
     if not is_removable(node):
         return None
@@ -48,14 +48,16 @@ def _evaluate(node: Node) -> list[np.ndarray] | None:
         return None
     groups = input_groups(op, node)
     inputs: list[object] = []
+    edges_by_port = node.inputs
     for spec, ports in zip(op.inputs, groups, strict=True):
-        edges = [node._in_edges[p] for p in ports]
+        edges = [edges_by_port[p] for p in ports]
         arrays = [None if e is None else const_array(e[0]) for e in edges]
         inputs.append(arrays if spec.dynamic else arrays[0])
-    if sum(max(d._shape.get_shape_size(), 0) for d in node._output_descs) > MAX_FOLD_ELEMENTS:
+    descs = node.output_descs
+    if sum(max(d._shape.get_shape_size(), 0) for d in descs) > MAX_FOLD_ELEMENTS:
         return None  # known to be too big: do not even compute it (a huge Fill or Range)
     try:
-        ctx = ExecContext(op, inputs, node_attrs(op, node), outputs=list(node._output_descs))
+        ctx = ExecContext(op, inputs, node_attrs(op, node), outputs=list(descs))
         results = op.reference(ctx)
     except (GeError, ValueError, TypeError, ArithmeticError, MemoryError):
         return None  # includes a result too big to allocate (its size was unknown)
@@ -95,11 +97,11 @@ def fold_constants(graph: Graph) -> bool:
             if name == node.name:
                 name = fresh_name(graph, f"{node.name}_folded")
             const = make_const(graph, name, value, node, port)
-            if const._output_descs[0]._shape != node._output_descs[port]._shape:
+            if const.output_desc(0)._shape != node.output_desc(port)._shape:
                 refined.add(id(const))  # the value knows dims the node recorded as -1
             graph.replace_all_uses(node, port, const, 0)
             mark_users(const, stale)
-        for src in list(node._in_ctrl):
+        for src in list(node.control_inputs):
             graph.remove_edge(src, -1, node, -1)
         graph.remove_node(node)
         changed = True

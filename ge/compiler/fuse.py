@@ -56,18 +56,25 @@ Port = tuple[Node, int]
 
 
 def _shape(node: Node) -> tuple[int, ...]:
-    return tuple(node._output_descs[0]._shape)
+    return tuple(node.output_desc(0)._shape)
 
 
 def _fusible(node: Node) -> bool:
     """An elementwise op with a scalar body (``OpDef.fusible``: built in or registered at run
     time), one output of a supported type and a known rank."""
-    op = node._op or op_of(node)
-    if op is None or not op.fusible or node._in_ctrl or node._out_ctrl or node._subgraph_names:
+    op = node.op
+    if (
+        op is None
+        or not op.fusible
+        or node.control_inputs
+        or node.control_outputs
+        or node.subgraph_names
+    ):
         return False
-    if len(node._output_descs) != 1 or any(e is None for e in node._in_edges):
+    outputs, inputs = node.output_descs, node.inputs
+    if len(outputs) != 1 or any(e is None for e in inputs):
         return False
-    descs = [node._output_descs[0], *(e[0]._output_descs[e[1]] for e in node._in_edges if e)]
+    descs = [outputs[0], *(e[0].output_desc(e[1]) for e in inputs if e)]
     shape = _shape(node)
     return (
         all(supports_dtype(numpy_dtype(d._data_type)) for d in descs)
@@ -84,7 +91,7 @@ def _scalar_const(port: Port, consts: ConstValues) -> bool:
     node = port[0]
     if node.type != "Const":
         return False
-    stored = node._attrs.get("value")
+    stored = node.attr_value("value")
     if stored is None or not isinstance(stored.value, Tensor):
         return False
     if math.prod(stored.value._desc._shape) != 1:  # sized by its desc, without reading it
@@ -106,7 +113,7 @@ class _Group:
 
     @staticmethod
     def of(node: Node, index: int, consts: ConstValues, reduction: Node | None = None) -> _Group:
-        reads = {(id(e[0]), e[1]): e for e in node._in_edges if e is not None}
+        reads = {(id(e[0]), e[1]): e for e in node.inputs if e is not None}
         reads = {k: e for k, e in reads.items() if not _scalar_const(e, consts)}
         return _Group(_shape(node), [node], {id(node)}, reduction, reads, index)
 
@@ -122,7 +129,7 @@ class _Group:
         inside = {id(m) for m in self.members}
         ports: dict[tuple[int, int], Port] = {}
         for m in self.members:
-            for port, e in enumerate(m._in_edges):
+            for port, e in enumerate(m.inputs):
                 if e is None or id(e[0]) in inside or _scalar_const(e, consts):
                     continue
                 if m is self.reduction and port > 0:  # the axes: a Const, kept in the body
@@ -134,21 +141,25 @@ class _Group:
 def _epilogue_head(node: Node, consumer: Node) -> bool:
     """A trailing-axes reduction feeding only ``consumer``, with the consumer's shape: it can
     head a group whose elementwise ops become its epilogue."""
-    op = node._op or op_of(node)
-    if op is None or kernels_of(op).row_reduction is None or node._in_ctrl or node._out_ctrl:
+    op = node.op
+    if op is None or kernels_of(op).row_reduction is None:
         return False
-    if len(node._out_edges[0]) != 1 or node._out_edges[0][0][0] is not consumer:
+    if node.control_inputs or node.control_outputs:
         return False
-    x, axes = node._in_edges[0], node._in_edges[1] if len(node._in_edges) > 1 else None
+    users = node.users(0)
+    if len(users) != 1 or users[0][0] is not consumer:
+        return False
+    inputs = node.inputs
+    x, axes = inputs[0], inputs[1] if len(inputs) > 1 else None
     if x is None or axes is None or axes[0].type != "Const" or _shape(node) != _shape(consumer):
         return False
-    dims = list(x[0]._output_descs[x[1]]._shape)
+    dims = list(x[0].output_desc(x[1])._shape)
     values = const_array(axes[0])
     if values is None or any(d < 0 for d in dims) or not dims:
         return False
     rank = len(dims)
     wanted = sorted({int(a) % rank for a in values.reshape(-1)})
-    dtype = numpy_dtype(node._output_descs[0]._data_type)
+    dtype = numpy_dtype(node.output_desc(0)._data_type)
     return (
         bool(wanted) and wanted == list(range(rank - len(wanted), rank)) and supports_dtype(dtype)
     )
@@ -192,8 +203,8 @@ class _Fusion:
             seen.add(key)
             if len(seen) > _CYCLE_SEARCH_LIMIT:
                 return True  # undecided within the limit: do not merge
-            stack += [e[0] for e in node._in_edges if e is not None]
-            stack += node._in_ctrl
+            stack += [e[0] for e in node.inputs if e is not None]
+            stack += node.control_inputs
         return False
 
 
@@ -234,7 +245,7 @@ def _groups(graph: Graph, min_ops: int, consts: ConstValues) -> list[_Group]:
         if not FUSIBLE(node):
             continue
         group = fusion.group_of[id(node)] = _Group.of(node, fusion.index[id(node)], consts)
-        for e in node._in_edges:
+        for e in node.inputs:
             if e is not None and id(e[0]) not in fusion.group_of and _epilogue_head(e[0], node):
                 head = e[0]
                 fusion.group_of[id(head)] = _Group.of(head, fusion.index[id(head)], consts, head)
@@ -260,7 +271,7 @@ def _exported(group: _Group, graph_outputs: set[tuple[int, int]]) -> list[Node]:
     return [
         m
         for m in group.members
-        if (id(m), 0) in graph_outputs or any(id(dst) not in inside for dst, _ in m._out_edges[0])
+        if (id(m), 0) in graph_outputs or any(id(dst) not in inside for dst, _ in m.users(0))
     ]
 
 
@@ -273,7 +284,7 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
     body = Graph(name)
     ports: dict[tuple[int, int], Port] = {}
     for k, (src, port) in enumerate(inputs):
-        desc = src._output_descs[port]
+        desc = src.output_desc(port)
         data = add_op_node(
             body, "Data", [None], {"index": k}, name=f"x{k}", declared=[desc], infer=False
         )
@@ -282,15 +293,16 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
         op = op_of(m)
         assert op is not None
         args = []
-        for e in m._in_edges:
+        for e in m.inputs:
             assert e is not None
             if (id(e[0]), e[1]) not in ports:  # a scalar Const or the axes: copied in
-                tensor = e[0]._attrs["value"].value
+                stored = e[0].attr_value("value")
+                tensor = None if stored is None else stored.value
                 assert isinstance(tensor, Tensor)
                 const = add_op_node(
                     body, "Const", [], {"value": tensor}, name=e[0].name, infer=False
                 )
-                const._output_descs[0] = e[0]._output_descs[0]._clone()
+                body.set_output_desc(const, 0, e[0].output_desc(0))
                 ports[(id(e[0]), e[1])] = (const, 0)
             args.append(ports[(id(e[0]), e[1])])
         grouped = [
@@ -298,7 +310,7 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
             for spec, g in zip(op.inputs, input_groups(op, m), strict=True)
         ]
         copy = add_op_node(body, m.type, grouped, node_attrs(op, m), name=m.name, infer=False)
-        copy.update_output_desc(0, m._output_descs[0])  # as inferred outside: same inputs
+        copy.update_output_desc(0, m.output_desc(0))  # as inferred outside: same inputs
         ports[(id(m), 0)] = (copy, 0)
     outputs = [ports[(id(m), 0)] for m in exported]
     add_op_node(body, "NetOutput", [outputs], name="NetOutput", infer=False)
@@ -321,7 +333,7 @@ def _replace(
         name=name,
         output_counts=[len(exported)],
         subgraphs=[body],
-        declared=[m._output_descs[0] for m in exported],
+        declared=[m.output_desc(0) for m in exported],
         infer=False,
     )
     fused.set_attr("_fused_ops", ",".join(m.type for m in group.members))

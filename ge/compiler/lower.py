@@ -32,7 +32,7 @@ from ge.ops._rules import too_big
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
 from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
-from ge.ops.registry import find_op, get_op
+from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
 from ge.options import Options, current_options
 from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan, host_task
@@ -121,7 +121,7 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
     groups = input_groups(op, node)
     present = [b for b in ctx.inputs if b is not None]
     subgraphs = _subgraphs_of(node)
-    descs = list(node._output_descs)
+    descs = list(node.output_descs)
 
     def run(views: list[np.ndarray]) -> None:
         inputs = _reference_inputs(ctx, groups, views[: len(present)])
@@ -158,13 +158,13 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
     (so the memory plan keeps it live) or is a graph input or constant, and no output may
     share memory with an input. Nodes with subgraphs keep the plain message."""
     op, node = ctx.op, ctx.node
-    if op.reference is None or node._subgraph_names:
+    if op.reference is None or node.subgraph_names:
         return
     present = [b for b in ctx.inputs if b is not None]
     fixed = (BufferKind.INPUT, BufferKind.CONST)
     groups = input_groups(op, node)
-    descs = list(node._output_descs)
-    where = f" ({node.name} built at {node._source})" if node._source else ""
+    descs = list(node.output_descs)
+    where = f" ({node.name} built at {node.source})" if node.source else ""
 
     def explain(views: list[np.ndarray]) -> str | None:
         inputs = _reference_inputs(ctx, groups, views)
@@ -185,7 +185,8 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
 
 
 def _const_buffer(plan: Plan, node: Node) -> int:
-    stored = node._attrs["value"].value
+    value = node.attr_value("value")
+    stored = None if value is None else value.value
     assert isinstance(stored, Tensor)
     array = stored.numpy()
     spec = BufferSpec(BufferKind.CONST, len(plan.const_addrs), array.shape, array.dtype)
@@ -206,34 +207,34 @@ def _view_source(
     of a ``VIEW_OPS`` node, unless it holds a graph output (those get buffers of their own)
     or the bytes differ in type or size, or an op that may write its input in place reads the
     source or the view (a custom op with ``mutates_args``: the other side would see it)."""
-    if node._type not in VIEW_OPS or len(node._output_descs) != 1 or not node._in_edges:
+    if node.type not in VIEW_OPS or len(node.output_descs) != 1 or not node.inputs:
         return None
-    edge = node._in_edges[0]
-    if edge is None or _written_in_place(edge[0]._out_edges[edge[1]] + node._out_edges[0]):
+    edge = node.inputs[0]
+    if edge is None or _written_in_place([*edge[0].users(edge[1]), *node.users(0)]):
         return None
     src = port_buf[(id(edge[0]), edge[1])]
     root = plan.views.get(src, src)
     have = plan.buffers[root]
     if have.kind is not BufferKind.INTERMEDIATE or root in exported or src in exported:
         return None
-    want = spec_of(node._output_descs[0], BufferKind.INTERMEDIATE, 0)
+    want = spec_of(node.output_desc(0), BufferKind.INTERMEDIATE, 0)
     if want.dtype != have.dtype or want.nbytes != have.nbytes:
         return None
     return root
 
 
-def _written_in_place(consumers: list[tuple[Node, int]]) -> bool:
+def _written_in_place(consumers: Sequence[tuple[Node, int]]) -> bool:
     """Whether one of ``consumers`` is an impure op other than the graph output (the ops that
     may write an input in place are impure: custom ops with ``mutates_args``)."""
     for dst, _ in consumers:
-        op = find_op(dst._type)
+        op = dst.op
         if op is None or (not op.pure and op.io != "output"):
             return True
     return False
 
 
 def _add_view(plan: Plan, node: Node, root: int) -> int:
-    view = plan.add_buffer(spec_of(node._output_descs[0], BufferKind.INTERMEDIATE, 0))
+    view = plan.add_buffer(spec_of(node.output_desc(0), BufferKind.INTERMEDIATE, 0))
     plan.views[view] = root
     return view
 
@@ -250,9 +251,9 @@ def _lower_node(
     from ge.compiler.kernels import kernels_of  # noqa: PLC0415  (kernels import this module)
 
     inputs: list[int | None] = [
-        None if e is None else port_buf[(id(e[0]), e[1])] for e in node._in_edges
+        None if e is None else port_buf[(id(e[0]), e[1])] for e in node.inputs
     ]
-    outputs = [plan.add_buffer(spec_of(d, BufferKind.INTERMEDIATE, 0)) for d in node._output_descs]
+    outputs = [plan.add_buffer(spec_of(d, BufferKind.INTERMEDIATE, 0)) for d in node.output_descs]
     for port, buf in enumerate(outputs):
         port_buf[(id(node), port)] = buf
     attrs = node_attrs(op, node)
@@ -321,7 +322,7 @@ def lower_graph(
             slot = _subgraph_slot(node, input_offset)
             if slot in inputs:  # two inputs bound to one slot would leave a buffer unbound
                 raise GraphError(f"graph '{graph.name}' has two input nodes with index {slot}")
-            buf = plan.add_buffer(spec_of(node._output_descs[0], BufferKind.INPUT, slot))
+            buf = plan.add_buffer(spec_of(node.output_desc(0), BufferKind.INPUT, slot))
             inputs[slot] = port_buf[(id(node), 0)] = buf
         elif op.io == "output":
             continue
@@ -345,7 +346,7 @@ def lower_graph(
 
 
 def _ports(node: Node) -> list[tuple[int, int]]:
-    return [(id(node), port) for port in range(len(node._output_descs))]
+    return [(id(node), port) for port in range(len(node.output_descs))]
 
 
 def _bind_outputs(graph: Graph, plan: Plan, port_buf: dict[tuple[int, int], int]) -> None:

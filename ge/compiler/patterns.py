@@ -30,21 +30,27 @@ Match = tuple[str, list[Any], dict[str, Any]]  # op type, inputs, attributes
 
 
 def _producer(node: Node, port: int, op_type: str) -> Node | None:
-    edge = node._in_edges[port] if port < len(node._in_edges) else None
+    edge = node.input(port) if port < len(node.inputs) else None
     return edge[0] if edge is not None and edge[0].type == op_type and edge[1] == 0 else None
 
 
 def _uses(node: Node) -> int:
-    return sum(len(consumers) for consumers in node._out_edges)
+    return sum(len(consumers) for consumers in node.users_by_port)
+
+
+def _attr(node: Node, name: str) -> object:
+    """The stored value of attribute ``name``; ``None`` if the node has none."""
+    stored = node.attr_value(name)
+    return None if stored is None else stored.value
 
 
 def _axes(reduce: Node) -> list[int] | None:
     """The reduction's axes, normalised, when they are a Const and it keeps dims."""
-    keep = reduce._attrs.get("keep_dims")
-    values = const_array(reduce._in_edges[1][0]) if reduce._in_edges[1] is not None else None
-    if keep is None or not keep.value or values is None:
+    axes = reduce.input(1)
+    values = const_array(axes[0]) if axes is not None else None
+    if not _attr(reduce, "keep_dims") or values is None:
         return None
-    rank = len(reduce._output_descs[0]._shape)
+    rank = len(reduce.output_desc(0)._shape)
     return sorted(int(a) % rank for a in np.asarray(values).reshape(-1))
 
 
@@ -55,18 +61,19 @@ def _softmax(div: Node) -> Match | None:
         return None
     sub = _producer(exp, 0, "Sub")
     top = _producer(sub, 1, "ReduceMax") if sub is not None else None
-    if sub is None or top is None or sub._in_edges[0] is None or top._in_edges[0] is None:
+    if sub is None or top is None:
         return None
-    if sub._in_edges[0] != top._in_edges[0]:  # max of the same x that is shifted
+    x = sub.input(0)
+    if x is None or x != top.input(0):  # max of the same x that is shifted
         return None
     axes = _axes(total)
-    if axes is None or axes != _axes(top) or exp._attrs["base"].value != -1.0:
+    if axes is None or axes != _axes(top) or _attr(exp, "base") != -1.0:
         return None
     if _uses(exp) != 2 or _uses(total) != 1 or _uses(sub) != 1 or _uses(top) != 1:
         return None
-    if exp._attrs["scale"].value != 1.0 or exp._attrs["shift"].value != 0.0:
+    if _attr(exp, "scale") != 1.0 or _attr(exp, "shift") != 0.0:
         return None
-    return "SoftmaxV2", [sub._in_edges[0]], {"axes": axes}
+    return "SoftmaxV2", [x], {"axes": axes}
 
 
 # (anchor op, matcher): the matcher looks at the anchor and what feeds it
@@ -79,7 +86,7 @@ def recognize_patterns(graph: Graph) -> bool:
     order, _ = topological_order(graph)
     for node in order:
         for anchor, matcher in PATTERNS:
-            if node.type != anchor or node._graph is not graph:
+            if node.type != anchor or node.graph is not graph:
                 continue
             match = matcher(node)
             if match is None:
@@ -87,7 +94,7 @@ def recognize_patterns(graph: Graph) -> bool:
             op_type, inputs, attrs = match
             name = fresh_name(graph, f"{node.name}_{op_type}")
             new = add_op_node(graph, op_type, inputs, attrs, name=name)
-            if [str(d) for d in new._output_descs] != [str(d) for d in node._output_descs]:
+            if [str(d) for d in new.output_descs] != [str(d) for d in node.output_descs]:
                 graph.remove_node(new)
                 continue
             graph.replace_all_uses(node, 0, new, 0)

@@ -31,32 +31,33 @@ from collections.abc import Iterable
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.ops.infer import graph_outputs, infer_node, producer_desc
-from ge.ops.registry import find_op
 
 __all__ = ["mark_users", "refine_node", "refine_parent", "refine_users"]
 
 
 def mark_users(node: Node, stale: set[int]) -> None:
     """Add the ids of every node that reads an output of ``node`` to ``stale``."""
-    for consumers in node._out_edges:
+    for consumers in node.users_by_port:
         stale.update(id(dst) for dst, _ in consumers)
 
 
 def refine_node(node: Node) -> bool:
     """Re-infer ``node`` from its producers' current descs; record and report a change of any
-    output's shape or dtype. Nodes of unregistered ops are left alone. An ``InferError``
-    (the refined inputs reveal a real mismatch) propagates: it names the node and its place."""
-    op = find_op(node.type)
-    if op is None or op.infer is None:
+    output's shape or dtype (``Graph.set_output_desc``: its consumers' input descs follow).
+    Nodes of unregistered ops are left alone. An ``InferError`` (the refined inputs reveal a
+    real mismatch) propagates: it names the node and its place."""
+    op = node.op
+    graph = node.graph
+    if op is None or op.infer is None or graph is None:
         return False
-    for port, edge in enumerate(node._in_edges):
+    for port, edge in enumerate(node.inputs):
         if edge is not None:
             node.update_input_desc(port, producer_desc(node, port))
     inferred = infer_node(node, op)
     changed = False
-    for port, (have, want) in enumerate(zip(node._output_descs, inferred, strict=True)):
+    for port, (have, want) in enumerate(zip(node.output_descs, inferred, strict=True)):
         if list(have._shape) != list(want._shape) or have._data_type != want._data_type:
-            node.update_output_desc(port, want)
+            graph.set_output_desc(node, port, want)
             changed = True
     return changed
 

@@ -24,7 +24,9 @@ Rule = Callable[[Node, ConstValues], Port | None]
 
 
 def _input(node: Node, i: int) -> Port | None:
-    return node._in_edges[i] if i < len(node._in_edges) else None
+    """The producer of input ``i``; ``None`` if unconnected or the node has no input ``i``."""
+    inputs = node.inputs
+    return inputs[i] if i < len(inputs) else None
 
 
 def _is_const(port: Port | None, value: float, consts: ConstValues) -> bool:
@@ -106,7 +108,7 @@ _RULES_BY_TYPE = _rules_by_type()
 
 def _fits(node: Node, port: Port) -> bool:
     """The replacement must look exactly like what it replaces."""
-    have, want = port[0]._output_descs[port[1]], node._output_descs[0]
+    have, want = port[0].output_desc(port[1]), node.output_desc(0)
     return (
         list(have._shape) == list(want._shape)
         and have._data_type == want._data_type
@@ -123,8 +125,8 @@ def simplify(graph: Graph) -> bool:
     while progress:
         progress = False
         for node in graph.get_direct_nodes():
-            rules = _RULES_BY_TYPE.get(node._type)
-            if rules is None or node._graph is None or len(node._output_descs) != 1:
+            rules = _RULES_BY_TYPE.get(node.type)
+            if rules is None or node.graph is None or len(node.output_descs) != 1:
                 continue
             if not is_removable(node):
                 continue

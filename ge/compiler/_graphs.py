@@ -11,6 +11,7 @@ from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.ops.infer import const_array
 from ge.ops.schema import OpDef
+from ge.passes.rewrite import is_removable  # one rule for every rewrite: pure, no control out
 
 __all__ = ["ConstValues", "all_graphs", "const_array", "is_removable", "make_const", "op_of"]
 
@@ -59,16 +60,10 @@ def make_const(graph: Graph, name: str, value: np.ndarray, like: Node, port: int
     return const
 
 
-def is_removable(node: Node) -> bool:
-    """A pure op node that nothing depends on through a control edge."""
-    op = op_of(node)
-    return op is not None and op.pure and not op.io and not node.control_outputs
-
-
 def fresh_name(graph: Graph, base: str) -> str:
-    if base not in graph._nodes:
+    if not graph.has_node(base):
         return base
     k = 1
-    while f"{base}_{k}" in graph._nodes:
+    while graph.has_node(f"{base}_{k}"):
         k += 1
     return f"{base}_{k}"

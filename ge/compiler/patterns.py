@@ -2,9 +2,10 @@
 
 Code traced from numpy (``@ge.jit``) spells a softmax as five ops; the row kernel of
 ``SoftmaxV2`` does it in one pass over each row with a vectorised exponential. Each pattern
-is a matcher returning the replacement's inputs and attributes, or ``None``; a match is
-accepted only when every inner value is used inside the pattern alone (so nothing else needs
-it) and the replacement has exactly the matched output's desc.
+is a ``ge.passes.rewrite.Rule`` returning the replacement op with its inputs and attributes,
+or ``None``, run by that module's one driver; a match is accepted only when every inner value
+is used inside the pattern alone (so nothing else needs it), and the driver applies it only
+when the replacement has exactly the matched output's shape and dtype.
 
     softmax      Div(e, ReduceSum(e, axes, keep_dims=True)),
                  e = Exp(Sub(x, ReduceMax(x, axes, keep_dims=True)))    -> SoftmaxV2(x, axes)
@@ -12,17 +13,14 @@ it) and the replacement has exactly the matched output's desc.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ge.compiler._graphs import const_array, fresh_name
-from ge.compiler.dce import eliminate_dead_nodes
-from ge.graph._verify import topological_order
+from ge.compiler._graphs import const_array
 from ge.graph.graph import Graph
 from ge.graph.node import Node
-from ge.ops.construct import add_op_node
+from ge.passes.rewrite import NewOp, Rule, rewrite
 
 __all__ = ["PATTERNS", "recognize_patterns"]
 
@@ -76,29 +74,15 @@ def _softmax(div: Node) -> Match | None:
     return "SoftmaxV2", [x], {"axes": axes}
 
 
-# (anchor op, matcher): the matcher looks at the anchor and what feeds it
-PATTERNS: tuple[tuple[str, Callable[[Node], Match | None]], ...] = (("Div", _softmax),)
+def _softmax_rule(div: Node, state: object) -> NewOp | None:
+    match = _softmax(div)
+    return None if match is None else NewOp(*match)
+
+
+# each rule is anchored at the op that produces the pattern's result and looks at what feeds it
+PATTERNS: tuple[Rule, ...] = (Rule("softmax", frozenset({"Div"}), _softmax_rule),)
 
 
 def recognize_patterns(graph: Graph) -> bool:
-    """Replace every match in ``graph``; returns whether anything changed."""
-    changed = False
-    order, _ = topological_order(graph)
-    for node in order:
-        for anchor, matcher in PATTERNS:
-            if node.type != anchor or node.graph is not graph:
-                continue
-            match = matcher(node)
-            if match is None:
-                continue
-            op_type, inputs, attrs = match
-            name = fresh_name(graph, f"{node.name}_{op_type}")
-            new = add_op_node(graph, op_type, inputs, attrs, name=name)
-            if [str(d) for d in new.output_descs] != [str(d) for d in node.output_descs]:
-                graph.remove_node(new)
-                continue
-            graph.replace_all_uses(node, 0, new, 0)
-            changed = True
-    if changed:
-        eliminate_dead_nodes(graph)
-    return changed
+    """Replace every match in ``graph`` (one sweep); returns whether anything changed."""
+    return rewrite(graph, PATTERNS, "recognize")

@@ -1,10 +1,10 @@
 """Algebraic simplification: local rewrites as data, run by one fixed-point driver.
 
-Each rule is ``(op types, rewrite)``; ``rewrite(node, consts)`` returns the ``(node, port)``
-that replaces the node's output 0, or ``None`` when the rule does not apply (``consts`` reads
-Const values, each once per pass). A rule only fires when
-the replacement has exactly the node's output shape and dtype, so no rewrite can change a
-result's type or broadcast shape.
+Each rule is a ``ge.passes.rewrite.Rule`` run by that module's one driver: ``apply(node,
+consts)`` returns the ``(node, port)`` that replaces the node's output 0, or ``None`` when the
+rule does not apply (``consts`` reads Const values, each once per run). The driver applies a
+replacement only when it has exactly the node's output shape and dtype (a fully known shape),
+so no rewrite can change a result's type or broadcast shape, and repeats until none fires.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ge.compiler._graphs import ConstValues, is_removable
+from ge.compiler._graphs import ConstValues
 from ge.graph.graph import Graph
 from ge.graph.node import Node
+from ge.passes.rewrite import Rule, rewrite
 
 __all__ = ["RULES", "simplify"]
 
 Port = tuple[Node, int]
-Rule = Callable[[Node, ConstValues], Port | None]
+Apply = Callable[[Node, ConstValues], Port | None]
 
 
 def _input(node: Node, i: int) -> Port | None:
@@ -40,14 +41,14 @@ def _identity(node: Node, consts: ConstValues) -> Port | None:  # Identity(x) ->
     return _input(node, 0)
 
 
-def _neutral_right(value: float) -> Rule:
+def _neutral_right(value: float) -> Apply:
     def rule(node: Node, consts: ConstValues) -> Port | None:  # Op(x, neutral) -> x
         return _input(node, 0) if _is_const(_input(node, 1), value, consts) else None
 
     return rule
 
 
-def _neutral_either(value: float) -> Rule:
+def _neutral_either(value: float) -> Apply:
     def rule(node: Node, consts: ConstValues) -> Port | None:
         # Op(x, neutral) or Op(neutral, x) -> x
         if _is_const(_input(node, 1), value, consts):
@@ -79,62 +80,23 @@ def _identity_perm(node: Node, consts: ConstValues) -> Port | None:  # Transpose
     return None
 
 
-RULES: tuple[tuple[frozenset[str], Rule], ...] = (
-    (frozenset({"Identity"}), _identity),
-    (frozenset({"Add"}), _neutral_either(0)),
-    (frozenset({"Sub"}), _neutral_right(0)),
-    (frozenset({"Mul"}), _neutral_either(1)),
-    (frozenset({"Div", "RealDiv", "Pow"}), _neutral_right(1)),
-    (frozenset({"Neg"}), _double_neg),
-    (
+RULES: tuple[Rule, ...] = (
+    Rule("identity", frozenset({"Identity"}), _identity),
+    Rule("add_zero", frozenset({"Add"}), _neutral_either(0)),
+    Rule("sub_zero", frozenset({"Sub"}), _neutral_right(0)),
+    Rule("mul_one", frozenset({"Mul"}), _neutral_either(1)),
+    Rule("div_one", frozenset({"Div", "RealDiv", "Pow"}), _neutral_right(1)),
+    Rule("double_neg", frozenset({"Neg"}), _double_neg),
+    Rule(
+        "same_shape",
         frozenset({"Cast", "Reshape", "BroadcastTo", "Squeeze", "Unsqueeze", "ExpandDims"}),
         _same_shape,
     ),
-    (frozenset({"Transpose"}), _identity_perm),
+    Rule("identity_perm", frozenset({"Transpose"}), _identity_perm),
 )
-
-
-def _rules_by_type() -> dict[str, list[Rule]]:
-    """``RULES`` by op type, in their order (a pass visits every node: most have none)."""
-    table: dict[str, list[Rule]] = {}
-    for types, rule in RULES:
-        for op_type in sorted(types):
-            table.setdefault(op_type, []).append(rule)
-    return table
-
-
-_RULES_BY_TYPE = _rules_by_type()
-
-
-def _fits(node: Node, port: Port) -> bool:
-    """The replacement must look exactly like what it replaces."""
-    have, want = port[0].output_desc(port[1]), node.output_desc(0)
-    return (
-        list(have._shape) == list(want._shape)
-        and have._data_type == want._data_type
-        and -1 not in want._shape
-        and list(want._shape) != [-2]
-    )
 
 
 def simplify(graph: Graph) -> bool:
     """Apply ``RULES`` until none fires; returns whether anything changed."""
-    changed = False
-    progress = True
-    consts = ConstValues()  # the rules remove nodes, never change a Const
-    while progress:
-        progress = False
-        for node in graph.get_direct_nodes():
-            rules = _RULES_BY_TYPE.get(node.type)
-            if rules is None or node.graph is None or len(node.output_descs) != 1:
-                continue
-            if not is_removable(node):
-                continue
-            for rule in rules:
-                replacement = rule(node, consts)
-                if replacement is not None and _fits(node, replacement):
-                    graph.replace_all_uses(node, 0, *replacement)
-                    graph.remove_node(node)
-                    progress = changed = True
-                    break
-    return changed
+    # the rules remove nodes, never change a Const: one cache of Const values serves the run
+    return rewrite(graph, RULES, "simplify", fixed_point=True, state=ConstValues())

@@ -188,6 +188,11 @@ class Graph:
             if name not in self._nodes:
                 return name
 
+    def has_node(self, name: str) -> bool:
+        """Whether a node of this graph is called ``name`` (ours; no exception to catch, as
+        ``find_node_by_name`` raises for a missing one)."""
+        return name in self._nodes
+
     def get_direct_nodes(self) -> list[Node]:
         """Nodes of this graph, in creation order."""
         return list(self._nodes.values())

@@ -7,7 +7,8 @@ and what feeds it and returns what should replace the node's output 0, or ``None
     NewOp(...)     a new node of an op type, on existing values (``Div(e, ReduceSum(e))`` ->
                    ``SoftmaxV2(x)``)
 
-``rewrite(graph, rules, name)`` visits the graph's nodes in topological order, tries the rules
+``rewrite(graph, rules, name)`` visits the graph's nodes in creation order (producers first for
+graphs built by ``ge.es`` and ``ge.jit``; nodes a rewrite makes come last), tries the rules
 of each node's type in order, and applies the first that fires, only when the replacement
 describes exactly the value it replaces (same shape and dtype — and a fully known shape when an
 existing value is forwarded, since two unknown dims need not be equal — so no rewrite can
@@ -38,11 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ge.error import GeError
-from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
-from ge.ops.registry import find_op
 
 __all__ = ["NewOp", "Rule", "is_removable", "rewrite"]
 
@@ -74,15 +73,15 @@ class Rule:
 
 def is_removable(node: Node) -> bool:
     """A pure op node that nothing depends on through a control edge."""
-    op = find_op(node.type)
-    return op is not None and op.pure and not op.io and not node.get_out_control_nodes()
+    op = node.op
+    return op is not None and op.pure and not op.io and not node.control_outputs
 
 
 def _same(have: TensorDesc, want: TensorDesc, *, known: bool) -> bool:
-    shape = list(want._shape)
+    shape = want.get_shape()
     if known and (-1 in shape or shape == [-2]):
         return False
-    return list(have._shape) == shape and have._data_type == want._data_type
+    return have.get_shape() == shape and have.get_data_type() == want.get_data_type()
 
 
 def _table(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
@@ -109,10 +108,9 @@ def rewrite(
 
 def _sweep(graph: Graph, table: dict[str, list[Rule]], name: str, state: Any) -> bool:
     changed = False
-    order, _ = topological_order(graph)
-    for node in order:
-        rules = table.get(node._type)
-        if rules is None or node._graph is not graph or len(node._output_descs) != 1:
+    for node in graph.get_direct_nodes():
+        rules = table.get(node.type)
+        if rules is None or node.graph is not graph or len(node.output_descs) != 1:
             continue
         if not is_removable(node):
             continue
@@ -134,7 +132,7 @@ def _apply(graph: Graph, node: Node, result: Port | NewOp) -> bool:
             return False
     else:
         port = result
-        if not _same(port[0]._output_descs[port[1]], node._output_descs[0], known=True):
+        if not _same(port[0].output_desc(port[1]), node.output_desc(0), known=True):
             return False
     graph.replace_all_uses(node, 0, *port)
     _remove_unused(graph, node)
@@ -147,7 +145,7 @@ def _make(graph: Graph, node: Node, new: NewOp) -> Port | None:
     made = add_op_node(
         graph, new.op_type, list(new.inputs), dict(new.attrs), name=_fresh(graph, node, new)
     )
-    if not _same(made._output_descs[0], node._output_descs[0], known=False):
+    if not _same(made.output_desc(0), node.output_desc(0), known=False):
         graph.remove_node(made)
         return None
     return made, 0
@@ -155,13 +153,11 @@ def _make(graph: Graph, node: Node, new: NewOp) -> Port | None:
 
 def _fresh(graph: Graph, node: Node, new: NewOp) -> str:
     base = f"{node.name}_{new.op_type}"
-    taken = graph._nodes
-    if base not in taken:
-        return base
-    k = 1
-    while f"{base}_{k}" in taken:
+    name, k = base, 0
+    while graph.has_node(name):
         k += 1
-    return f"{base}_{k}"
+        name = f"{base}_{k}"
+    return name
 
 
 def _remove_unused(graph: Graph, node: Node) -> None:
@@ -170,10 +166,10 @@ def _remove_unused(graph: Graph, node: Node) -> None:
     stack = [node]
     while stack:
         dead = stack.pop()
-        if dead._graph is not graph or id(dead) in outputs or not is_removable(dead):
+        if dead.graph is not graph or id(dead) in outputs or not is_removable(dead):
             continue
-        if any(dead._out_edges[p] for p in range(len(dead._out_edges))):
+        if any(dead.users_by_port):
             continue
-        producers = [e[0] for e in dead._in_edges if e is not None]
+        producers = [e[0] for e in dead.inputs if e is not None]
         graph.remove_node(dead)
         stack.extend(producers)

@@ -44,7 +44,7 @@ def chain(depth: int, shape: list[int] | None = None) -> Graph:
 def test_one_sweep_and_a_fixed_point() -> None:
     once = chain(4)
     assert rewrite(once, [DOUBLE_NEG], "t")
-    assert types(once) == ["Data", "NetOutput", "Relu"]  # topological order: pairs from the top
+    assert types(once) == ["Data", "NetOutput", "Relu"]  # creation order: pairs from the top
     odd = chain(5)
     assert rewrite(odd, [DOUBLE_NEG], "t", fixed_point=True)
     assert types(odd) == ["Data", "Neg", "NetOutput", "Relu"]

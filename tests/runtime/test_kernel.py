@@ -1017,7 +1017,7 @@ def f32_loop_kernel(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
         y[i] = x[i] * np.float32(3.0) + np.float32(1.0)
 
 
-def test_kernels_get_the_tuning_and_other_numba_code_does_not() -> None:
+def test_kernels_get_the_tuning_and_other_numba_code_does_not(dev: Dev, stream: Stream) -> None:
     import numba
     from numba.core.registry import cpu_target
 
@@ -1038,6 +1038,7 @@ def test_kernels_get_the_tuning_and_other_numba_code_does_not() -> None:
     assert "<16 x float>" not in users_loop.inspect_llvm(users_loop.signatures[0])
     fn = load_kernel_binary(binary).get_function("f32_loop")
     x = np.arange(100, dtype=np.float32)
-    y = np.zeros_like(x)
-    assert fn(0, 1, np.array([x.ctypes.data, y.ctypes.data, x.size], np.int64)) == 0
-    np.testing.assert_array_equal(y, x * np.float32(3) + np.float32(1))
+    xb, yb = dev.put(x), dev.empty(x.size, np.float32)  # kernels refuse host memory
+    launch_kernel(fn, 1, stream, [xb, yb, x.size])
+    stream.synchronize()
+    np.testing.assert_array_equal(Dev.get(yb, x.size, np.float32), x * np.float32(3) + 1)

@@ -49,7 +49,7 @@ patterns the walk treats earlier matches as single nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ge.error import GeTypeError, GeValueError
@@ -111,29 +111,29 @@ class _Compiled:
 
 
 def _index_of(node: Node, position: int) -> int:
-    value = node._attrs.get("index")
+    value = node.attr_value("index")
     return int(value.value) if value is not None else position
 
 
 def _ir_attrs(node: Node) -> tuple[tuple[str, AttrValue | None, AttrValue | None], ...]:
-    op = find_op(node._type)
+    op = find_op(node.type)
     if op is None:
         return ()
     found = []
     for spec in op.attrs:
-        if spec.name.startswith("_") or (node._type == "Const" and spec.name == "value"):
+        if spec.name.startswith("_") or (node.type == "Const" and spec.name == "value"):
             continue
         default = None if spec.required else make_attr_value(spec.default, spec.type)
-        found.append((spec.name, default, node._attrs.get(spec.name, default)))
+        found.append((spec.name, default, node.attr_values.get(spec.name, default)))
     return tuple(found)
 
 
 def _compile(pattern: Pattern) -> _Compiled:
     graph = pattern._live_graph()
-    name = graph._name
+    name = graph.name
     nodes = list(graph._nodes.values())
-    wild_nodes = [n for n in nodes if n._type in WILDCARD_TYPES]
-    op_nodes = [n for n in nodes if n._type not in WILDCARD_TYPES and n._type not in SINK_TYPES]
+    wild_nodes = [n for n in nodes if n.type in WILDCARD_TYPES]
+    op_nodes = [n for n in nodes if n.type not in WILDCARD_TYPES and n.type not in SINK_TYPES]
     if not op_nodes:
         raise GeValueError(
             f"pattern '{name}' has no op node to match: it needs a node that is not "
@@ -151,7 +151,7 @@ def _compile(pattern: Pattern) -> _Compiled:
         role = roles.get(node)
         if role is None or role[0] != _OP:
             raise GeValueError(
-                f"pattern '{name}': output {j} is {node._name}:{port}, not an output of "
+                f"pattern '{name}': output {j} is {node.name}:{port}, not an output of "
                 f"a pattern op; a pattern's outputs must be computed by its ops"
             )
         outputs.append((role[1], port))
@@ -160,7 +160,7 @@ def _compile(pattern: Pattern) -> _Compiled:
     for w, anchors in enumerate(readers):
         if not anchors:
             raise GeValueError(
-                f"pattern '{name}': input {indexes[w]} ({wild_nodes[w]._name}) is not read "
+                f"pattern '{name}': input {indexes[w]} ({wild_nodes[w].name}) is not read "
                 f"by any pattern op; use it or leave it out"
             )
     return _Compiled(
@@ -181,7 +181,7 @@ def _compile_op(
     readers: list[list[tuple[int, int]]],
 ) -> _POp:
     ins: list[tuple[int, int, int] | None] = []
-    for k, edge in enumerate(node._in_edges):
+    for k, edge in enumerate(node.inputs):
         role = roles.get(edge[0]) if edge is not None else None
         if edge is None or role is None:
             ins.append(None)
@@ -192,14 +192,14 @@ def _compile_op(
             readers[role[1]].append((i, k))
     outs = tuple(
         tuple((roles[d][1], k) for d, k in consumers if roles.get(d, (_WILD, 0))[0] == _OP)
-        for consumers in node._out_edges
+        for consumers in node.users_by_port
     )
     exported = frozenset(p for o, p in outputs if o == i)
     used = [p for p, c in enumerate(outs) if c] + list(exported)
-    value = node._attrs.get("value") if node._type == "Const" else None
+    value = node.attr_value("value") if node.type == "Const" else None
     return _POp(
         node,
-        node._type,
+        node.type,
         tuple(ins),
         outs,
         exported,
@@ -223,7 +223,10 @@ def _single_exit(ops: list[_POp], outputs: list[tuple[int, int]]) -> bool:
 
 
 def _compiled(pattern: Pattern) -> _Compiled:
-    if pattern._compiled is None or pattern._compiled.ops[0].node._graph is not pattern._graph:
+    if (
+        pattern._compiled is None
+        or pattern._compiled.ops[0].node.graph is not pattern._live_graph()
+    ):
         pattern._compiled = _compile(pattern)
     compiled: _Compiled = pattern._compiled
     return compiled
@@ -330,7 +333,7 @@ class Match:
                 found.append(NodeIo(self.nodes[at], io.index))
             else:
                 node, k = self.inputs()[at][0]
-                edge = node._in_edges[k]
+                edge = node.inputs[k]
                 found.append(NodeIo(*(edge if edge is not None else self.bound[at])))
         return found
 
@@ -345,7 +348,7 @@ class Match:
         with the same inner edges, every input still read from outside, one tensor per
         pattern input, and no inner tensor used outside. (Producers of the inputs may have
         been replaced by an earlier rewrite; that is fine.)"""
-        if any(n._graph is not self.graph for n in self.nodes):
+        if any(n.graph is not self.graph for n in self.nodes):
             return False
         search = _Search(self.graph, self._compiled, self._config, set())
         search.assign = list(self.nodes)
@@ -356,7 +359,7 @@ class Match:
         return search.inner_input() is None
 
     def __repr__(self) -> str:
-        names = ", ".join(n._name for n in self.nodes)
+        names = ", ".join(n.name for n in self.nodes)
         return f"<Match {self._compiled.name}: {names}>"
 
 
@@ -426,12 +429,12 @@ class _Search:
         """``None`` if ``node`` fits pattern op ``i`` given what is assigned so far (binding
         pattern inputs it reads first, noted in ``bound_now``), else the mismatch code."""
         op = self.compiled.ops[i]
-        if node._type != op.type:
+        if node.type != op.type:
             return _TYPE
-        edges = node._in_edges
+        edges = node.inputs
         if len(edges) != len(op.ins):
             return _INPUTS
-        outs = node._out_edges
+        outs = node.users_by_port
         if len(outs) < op.n_out_used:
             return _OUTPUTS
         code = self._check_inputs(op, edges, bound_now)
@@ -440,13 +443,15 @@ class _Search:
         code = self._check_outputs(op, node, outs)
         if code is not None:
             return code
-        if self.const and op.const is not None and node._attrs.get("value") != op.const:
+        if self.const and op.const is not None and node.attr_value("value") != op.const:
             return _CONST
         if self.ir:
             return self._check_attrs(op, node)
         return None
 
-    def _check_inputs(self, op: _POp, edges: list[Port | None], bound_now: list[int]) -> str | None:
+    def _check_inputs(
+        self, op: _POp, edges: Sequence[Port | None], bound_now: list[int]
+    ) -> str | None:
         assign = self.assign
         for k, spec in enumerate(op.ins):
             edge = edges[k]
@@ -468,7 +473,7 @@ class _Search:
                 return _SAME_INPUT
         return None
 
-    def _check_outputs(self, op: _POp, node: Node, outs: list[list[Port]]) -> str | None:
+    def _check_outputs(self, op: _POp, node: Node, outs: Sequence[Sequence[Port]]) -> str | None:
         assign = self.assign
         pattern_outs = op.outs
         for p, consumers in enumerate(outs):
@@ -476,7 +481,7 @@ class _Search:
             for consumer, k in expected:
                 known = assign[consumer]
                 if known is not None:
-                    edge = known._in_edges[k]
+                    edge = known.inputs[k]
                     if edge is None or edge[0] is not node or edge[1] != p:
                         return _EDGE
             if p in op.exported:
@@ -491,7 +496,7 @@ class _Search:
 
     def _check_attrs(self, op: _POp, node: Node) -> str | None:
         for name, default, value in op.ir_attrs:
-            if node._attrs.get(name, default) != value:
+            if node.attr_values.get(name, default) != value:
                 if self.tracking:
                     self.detail = name
                 return _ATTR
@@ -579,16 +584,16 @@ class _Search:
         known = self.assign[known_op]
         assert known is not None
         if how == "producer":
-            edge = known._in_edges[port]
+            edge = known.inputs[port]
             return () if edge is None else (edge[0],)
         if how == "consumer":
-            if port >= len(known._out_edges):
+            if port >= len(known.users_by_port):
                 return ()
-            return [d for d, dk in known._out_edges[port] if dk == k]
-        edge = known._in_edges[port]  # sibling
+            return [d for d, dk in known.users_by_port[port] if dk == k]
+        edge = known.inputs[port]  # sibling
         if edge is None:
             return ()
-        return [d for d, dk in edge[0]._out_edges[edge[1]] if dk == k]
+        return [d for d, dk in edge[0].users_by_port[edge[1]] if dk == k]
 
     def extend(self, steps: list[Step], depth: int) -> bool:
         if depth == len(steps):
@@ -661,10 +666,10 @@ class _Search:
 
 
 def _successors(node: Node) -> Iterator[Node]:
-    for consumers in node._out_edges:
+    for consumers in node.users_by_port:
         for dst, _ in consumers:
             yield dst
-    yield from node._out_ctrl
+    yield from node.control_outputs
 
 
 def _topological_positions(graph: Graph) -> dict[Node, int]:
@@ -674,7 +679,7 @@ def _topological_positions(graph: Graph) -> dict[Node, int]:
     waiting: dict[Node, int] = {}
     ready: list[Node] = []
     for node in nodes:
-        count = sum(1 for e in node._in_edges if e is not None) + len(node._in_ctrl)
+        count = sum(1 for e in node.inputs if e is not None) + len(node.control_inputs)
         waiting[node] = count
         if count == 0:
             ready.append(node)
@@ -698,7 +703,7 @@ def _topological_positions(graph: Graph) -> dict[Node, int]:
 def _index_by_type(graph: Graph, types: set[str]) -> dict[str, list[Node]]:
     by_type: dict[str, list[Node]] = {t: [] for t in types}
     for node in graph._nodes.values():
-        found = by_type.get(node._type)
+        found = by_type.get(node.type)
         if found is not None:
             found.append(node)
     return by_type
@@ -744,16 +749,16 @@ def explain_match(
     compiled = search.compiled
     matches = search.run(steps)
     if matches:
-        first = ", ".join(n._name for n in matches[0].nodes)
+        first = ", ".join(n.name for n in matches[0].nodes)
         return f"pattern '{compiled.name}' matches {len(matches)} time(s); first: [{first}]"
     anchor = compiled.ops[steps[0][0]]
-    head = f"pattern '{compiled.name}' does not match graph '{graph._name}'"
+    head = f"pattern '{compiled.name}' does not match graph '{graph.name}'"
     if not search.by_type.get(anchor.type):
-        return f"{head}: the graph has no {anchor.type} node (pattern node {anchor.node._name})"
+        return f"{head}: the graph has no {anchor.type} node (pattern node {anchor.node.name})"
     failure = search.best
     assert failure is not None  # some anchor candidate was tried and refused
     matched = [
-        f"{compiled.ops[i].node._name}->{n._name}"
+        f"{compiled.ops[i].node.name}->{n.name}"
         for i, n in enumerate(failure.assigned)
         if n is not None
     ]
@@ -765,7 +770,7 @@ def explain_match(
 
 def _missing(compiled: _Compiled, step: Step) -> str:
     op, how, known, port, k = step
-    name, other = compiled.ops[op].node._name, compiled.ops[known].node._name
+    name, other = compiled.ops[op].node.name, compiled.ops[known].node.name
     wanted = {
         "anchor": f"no free graph node of type {compiled.ops[op].type} is left",
         "producer": f"no graph node feeds input {port} of the node matched to {other}",
@@ -788,28 +793,28 @@ def _describe(compiled: _Compiled, failure: _Failure) -> str:
     op = compiled.ops[failure.op]
     node = failure.node
     assert node is not None
-    pair = f"pattern node {op.node._name} ({op.type}) vs graph node {node._name} ({node._type})"
+    pair = f"pattern node {op.node.name} ({op.type}) vs graph node {node.name} ({node.type})"
     if failure.code == _TYPE:
         return f"op type differs: {pair}"
     if failure.code == _INPUTS:
         return (
             f"input count differs: {pair}: pattern inputs {_connected(op.node)}, graph inputs "
-            f"{_connected(node)} (connected ports of {len(op.ins)} vs {len(node._in_edges)})"
+            f"{_connected(node)} (connected ports of {len(op.ins)} vs {len(node.inputs)})"
         )
     if failure.code == _ATTR:
         return f"IR attribute '{failure.detail}' differs: {pair}"
     texts = {
-        _OUTPUTS: f"graph node has {len(node._out_edges)} outputs, the pattern uses "
+        _OUTPUTS: f"graph node has {len(node.users_by_port)} outputs, the pattern uses "
         f"{op.n_out_used}: {pair}",
         _EDGE: f"data edges differ (another producer or port): {pair}",
         _SAME_INPUT: f"one pattern input would bind two different tensors: {pair}",
-        _EXTERNAL: f"{failure.detail or 'a tensor'} of {node._name} is used outside the match "
+        _EXTERNAL: f"{failure.detail or 'a tensor'} of {node.name} is used outside the match "
         f"but is not a pattern output: {pair}",
         _CONST: f"Const value differs: {pair}",
-        _TAKEN: f"graph node {node._name} is already in another match: {pair}",
+        _TAKEN: f"graph node {node.name} is already in another match: {pair}",
     }
     return texts[failure.code]
 
 
 def _connected(node: Node) -> list[int]:
-    return [k for k, e in enumerate(node._in_edges) if e is not None]
+    return [k for k, e in enumerate(node.inputs) if e is not None]

@@ -224,7 +224,7 @@ def _node_boundary(node: Node) -> SubgraphBoundary:
     boundary = SubgraphBoundary()
     slot = 0
     for port in range(node.get_inputs_size()):
-        if node._in_edges[port] is not None:
+        if node.inputs[port] is not None:
             boundary.add_input(slot, SubgraphInput([(node, port)]))
             slot += 1
     for port in range(node.get_outputs_size()):

@@ -179,7 +179,7 @@ def _owners_problem(nodes: Sequence[Node]) -> str:
 
 
 def _string_attr(node: Node, key: str) -> str:
-    stored = node._attrs.get(key)
+    stored = node.attr_value(key)
     return stored.value if stored is not None and stored.type is AttrValueType.VT_STRING else ""
 
 
@@ -201,7 +201,7 @@ def _level_problem(nodes: Sequence[Node], level: _LevelAttr) -> str:
     all holders agree."""
     holders: list[tuple[Node, int]] = []
     for node in nodes:
-        stored = node._attrs.get(level.key)
+        stored = node.attr_value(level.key)
         if stored is None:
             continue
         where = f"attr {level.key} of node [{node.name}]"
@@ -234,10 +234,10 @@ def _levels_problem(nodes: Sequence[Node]) -> str:
 
 
 def _successors(node: Node) -> Iterable[Node]:
-    for consumers in node._out_edges:
+    for consumers in node.users_by_port:
         for dst, _ in consumers:
             yield dst
-    yield from node._out_ctrl
+    yield from node.control_outputs
 
 
 def fuse_creates_cycle(nodes: Iterable[Node]) -> bool:

@@ -113,15 +113,15 @@ class Pattern:
         Returns ``self``, so calls chain."""
         graph = self._live_graph()
         node, port = _resolve_source(source, index)
-        if node._graph is not graph:
+        if node.graph is not graph:
             raise GeValueError(
-                f"capture_tensor: node {node._name} is not in pattern graph "
-                f"'{graph._name}'; capture a tensor of the graph given to Pattern()"
+                f"capture_tensor: node {node.name} is not in pattern graph "
+                f"'{graph.name}'; capture a tensor of the graph given to Pattern()"
             )
-        if not 0 <= port < len(node._out_edges):
+        if not 0 <= port < len(node.users_by_port):
             raise GeValueError(
-                f"capture_tensor: index must be an output of {node._name} "
-                f"(0..{len(node._out_edges) - 1}), got {port}"
+                f"capture_tensor: index must be an output of {node.name} "
+                f"(0..{len(node.users_by_port) - 1}), got {port}"
             )
         self._captures.append(NodeIo(node, port))
         return self
@@ -144,7 +144,7 @@ class Pattern:
     def __repr__(self) -> str:
         if self._graph is None:
             return "<Pattern (released)>"
-        return f"<Pattern {self._graph._name!r}: {len(self._captures)} captures>"
+        return f"<Pattern {self._graph.name!r}: {len(self._captures)} captures>"
 
 
 def _resolve_source(source: Any, index: int | None) -> tuple[Node, int]:
@@ -163,7 +163,7 @@ def _resolve_source(source: Any, index: int | None) -> tuple[Node, int]:
         node, port = source, index or 0
     if not isinstance(node, Node):
         raise GeError("Node object must carry _handle")
-    if node._graph is None:
+    if node.graph is None:
         raise GeError("Node handle is empty")
     return node, port
 
@@ -315,11 +315,11 @@ class MatchResult:
         ports: list[Anchor] = []
         for anchors in self._inputs_:
             node, in_index = anchors[0]
-            edge = node._in_edges[in_index]
+            edge = node.inputs[in_index]
             if edge is None:
                 raise GeError(
                     f"MatchResult of '{self._pattern_name}': input {in_index} of "
-                    f"{node._name} is no longer connected"
+                    f"{node.name} is no longer connected"
                 )
             ports.append(edge)
         return ports
@@ -330,8 +330,8 @@ class MatchResult:
 
     def __str__(self) -> str:
         self._check()
-        nodes = ", ".join(f"{n._name}({n._type})" for n in self._nodes)
-        captures = ", ".join(f"{io.node._name}:{io.index}" for io in self._captures)
+        nodes = ", ".join(f"{n.name}({n.type})" for n in self._nodes)
+        captures = ", ".join(f"{io.node.name}:{io.index}" for io in self._captures)
         return f"MatchResult(pattern={self._pattern_name}, nodes=[{nodes}], captures=[{captures}])"
 
     def __repr__(self) -> str:

@@ -360,7 +360,7 @@ def _replacement_outputs(replacement: Graph, nodes: list[Node]) -> list[Port]:
     sinks = [n for n in nodes if _is_net_output(n)]
     if len(sinks) != 1:
         return []
-    return [e for e in sinks[0]._in_edges if e is not None]
+    return [e for e in sinks[0].inputs if e is not None]
 
 
 def _read_replacement(replacement: Graph, anchors: list[Node]) -> _Replacement:
@@ -377,7 +377,7 @@ def _read_replacement(replacement: Graph, anchors: list[Node]) -> _Replacement:
         outside = [
             n.name
             for n in nodes
-            for e in n._in_edges
+            for e in n.inputs
             if e is not None and e[0].graph is not replacement
         ]
         bad = f"node {outside[0]} reads a node of another graph" if outside else ""
@@ -445,7 +445,7 @@ def _input_producers(inputs: list[list[Port]]) -> list[Port]:
         for node, index in anchors:
             if not 0 <= index < node.get_inputs_size():
                 raise _bad_anchor(f"{node.name} has {node.get_inputs_size()} inputs, not {index}")
-            edge = node._in_edges[index]
+            edge = node.inputs[index]
             if edge is None:
                 raise _bad_anchor(f"input {index} of {node.name} is not connected")
             if (node, index) in seen:
@@ -471,7 +471,7 @@ def _region(graph: Graph, inputs: list[list[Port]], outputs: list[Port]) -> list
         if node in found:
             continue
         found.add(node)
-        for port, edge in enumerate(node._in_edges):
+        for port, edge in enumerate(node.inputs):
             if edge is not None and (node, port) not in stops:
                 stack.append(edge[0])
     region = [n for n in graph.get_direct_nodes() if n in found]
@@ -492,7 +492,7 @@ def _check_leaks(graph: Graph, region: list[Node], outputs: list[Port]) -> None:
     exported = set(outputs)
     graph_outputs = set(graph.get_outputs())
     for node in region:
-        for port, consumers in enumerate(node._out_edges):
+        for port, consumers in enumerate(node.users_by_port):
             if (node, port) in exported:
                 continue
             readers = [d.name for d, _ in consumers if d not in members]
@@ -559,7 +559,7 @@ def _copy_node(graph: Graph, node: Node, name: str) -> Node:
         input_names=node.get_input_names(),
         output_names=node.get_output_names(),
     )
-    for key, stored in node._attrs.items():
+    for key, stored in node.attr_values.items():
         copy.set_attr(key, stored.to_python(), stored.type)
     for i in range(node.get_inputs_size()):
         copy.update_input_desc(i, node.get_input_desc(i))
@@ -576,11 +576,11 @@ def _copy_in(plan: _Plan) -> dict[Node, Node]:
         for node in rep.copied:
             copies[node] = _copy_node(graph, node, plan.names[node])
         for node in rep.copied:
-            for port, edge in enumerate(node._in_edges):
+            for port, edge in enumerate(node.inputs):
                 if edge is not None:
                     src, src_port = _source(plan, copies, edge)
                     graph.add_data_edge(src, src_port, copies[node], port)
-            for pred in node._in_ctrl:
+            for pred in node.control_inputs:
                 if pred in copies:
                     graph.add_control_edge(copies[pred], copies[node])
     except BaseException:  # even a bug's error leaves the graph as it was
@@ -615,8 +615,8 @@ def _inherit_control(plan: _Plan, copies: dict[Node, Node]) -> None:
     """Outside control predecessors (successors) of the region come before (after) the copies
     that have no producer (consumer) among the copies; with no copies they link directly."""
     graph, members = plan.graph, set(plan.region)
-    preds = dict.fromkeys(p for m in plan.region for p in m._in_ctrl if p not in members)
-    succs = dict.fromkeys(s for m in plan.region for s in m._out_ctrl if s not in members)
+    preds = dict.fromkeys(p for m in plan.region for p in m.control_inputs if p not in members)
+    succs = dict.fromkeys(s for m in plan.region for s in m.control_outputs if s not in members)
     if not preds and not succs:
         return
     ordered = list(copies.values())
@@ -632,11 +632,13 @@ def _inherit_control(plan: _Plan, copies: dict[Node, Node]) -> None:
 
 
 def _predecessors(node: Node) -> list[Node]:
-    return [e[0] for e in node._in_edges if e is not None] + list(node._in_ctrl)
+    return [e[0] for e in node.inputs if e is not None] + list(node.control_inputs)
 
 
 def _successors(node: Node) -> list[Node]:
-    return [d for consumers in node._out_edges for d, _ in consumers] + list(node._out_ctrl)
+    return [d for consumers in node.users_by_port for d, _ in consumers] + list(
+        node.control_outputs
+    )
 
 
 def _apply(plan: _Plan) -> list[Node]:
@@ -760,7 +762,7 @@ def _is_match_result(source: object) -> bool:
 
 def _fed_desc(node: Node, port: int) -> TensorDesc:
     """What input ``port`` of ``node`` reads: its producer's desc, else the node's own."""
-    edge = node._in_edges[port]
+    edge = node.inputs[port]
     return node.get_input_desc(port) if edge is None else edge[0].get_output_desc(edge[1])
 
 
@@ -771,7 +773,7 @@ def _match_descs(match: Any) -> list[TensorDesc]:
 def _node_descs(node: Node) -> list[TensorDesc]:
     """The descs of the node's connected inputs, in port order: a node's replacement has one
     ``Data`` per connected input (as the decompose flow makes its boundary)."""
-    return [_fed_desc(node, i) for i, e in enumerate(node._in_edges) if e is not None]
+    return [_fed_desc(node, i) for i, e in enumerate(node.inputs) if e is not None]
 
 
 def _boundary_descs(boundary: SubgraphBoundary) -> list[TensorDesc]:

@@ -15,11 +15,16 @@ import numpy as np
 import pytest
 
 import ge.es
-from ge.compiler import pipeline
 from ge.compiler.cse import eliminate_common_subexpressions
 from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.fold import MAX_FOLD_ELEMENTS, fold_constants
-from ge.compiler.pipeline import PIPELINE, copy_graph, optimize_graph, register_stage_hook
+from ge.compiler.pipeline import (
+    PIPELINE,
+    HookHandle,
+    copy_graph,
+    optimize_graph,
+    register_stage_hook,
+)
 from ge.compiler.simplify import simplify
 from ge.es import GraphBuilder
 from ge.graph import DataType, Graph
@@ -415,18 +420,16 @@ def test_unwritable_dump_dir_only_warns(tmp_path: Path, monkeypatch: pytest.Monk
 
 # --- stage hooks --------------------------------------------------------------------------------
 @pytest.fixture
-def hooks() -> Iterator[list[tuple[PassStage, Callable[[Graph], None]]]]:
-    """Hooks registered by a test; taken out of the pipeline afterwards (there is no public
-    unregister, so the test reaches into the registry to stay hermetic)."""
-    registered: list[tuple[PassStage, Callable[[Graph], None]]] = []
+def hooks() -> Iterator[list[HookHandle]]:
+    """Handles of the hooks a test registers; each removed afterwards (hermetic tests)."""
+    registered: list[HookHandle] = []
     yield registered
-    for stage, hook in registered:
-        if hook in pipeline._HOOKS[stage]:
-            pipeline._HOOKS[stage].remove(hook)
+    for handle in registered:
+        handle.remove()
 
 
 def test_stage_hooks_run_at_their_stage_in_order(
-    hooks: list[tuple[PassStage, Callable[[Graph], None]]],
+    hooks: list[HookHandle],
 ) -> None:
     calls: list[tuple[str, str, Counter[str], Graph]] = []
     target = "hooked_graph"
@@ -447,8 +450,7 @@ def test_stage_hooks_run_at_their_stage_in_order(
     ]
     for stage, label in order:
         hook = make(label)
-        register_stage_hook(stage, hook)
-        hooks.append((stage, hook))
+        hooks.append(register_stage_hook(stage, hook))
     graph = build(target, _const_subgraph, [3])
     optimize_graph(graph)
     labels = [c[0] for c in calls]
@@ -466,7 +468,7 @@ def test_stage_hooks_run_at_their_stage_in_order(
 
 
 def test_a_stage_hook_can_rewrite_the_graph(
-    hooks: list[tuple[PassStage, Callable[[Graph], None]]],
+    hooks: list[HookHandle],
 ) -> None:
     def set_consts_to_ten(graph: Graph) -> None:
         if graph.name != "rewritten":
@@ -477,8 +479,7 @@ def test_a_stage_hook_can_rewrite_the_graph(
 
                 node.set_attr("value", Tensor.from_numpy(np.float32(10.0)))
 
-    register_stage_hook(PassStage.BEFORE_INFER_SHAPE, set_consts_to_ten)
-    hooks.append((PassStage.BEFORE_INFER_SHAPE, set_consts_to_ten))
+    hooks.append(register_stage_hook(PassStage.BEFORE_INFER_SHAPE, set_consts_to_ten))
     graph = build("rewritten", lambda x: x * 2.0, [3])
     optimized = optimize_graph(graph)
     (out,) = eval_graph(optimized, [np.ones(3, np.float32)])
@@ -492,3 +493,13 @@ def test_register_stage_hook_checks_its_arguments() -> None:
         register_stage_hook("AfterInferShape", lambda g: None)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         register_stage_hook(PassStage.AFTER_INFER_SHAPE, "not callable")  # type: ignore[arg-type]
+
+
+def test_a_hook_handle_removes_its_hook_once() -> None:
+    seen: list[str] = []
+    handle = register_stage_hook(PassStage.BEFORE_INFER_SHAPE, lambda g: seen.append(g.name))
+    optimize_graph(build("once", lambda x: x * 2.0, [3]))
+    assert handle.remove() is True
+    assert handle.remove() is False
+    optimize_graph(build("twice", lambda x: x * 2.0, [3]))
+    assert seen == ["once"]

@@ -53,8 +53,9 @@ class Explanation:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        fired = sum(1 for r in self.records() if r.changed)
-        return f"<Explanation of '{self.graph_name}': {len(self.records())} passes, {fired} changed it>"
+        records = self.records()
+        fired = sum(1 for r in records if r.changed)
+        return f"<Explanation of '{self.graph_name}': {len(records)} passes, {fired} changed it>"
 
 
 def _describe(record: PassRecord) -> list[str]:

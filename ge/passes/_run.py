@@ -50,7 +50,6 @@ from ge.passes.stage import PassStage
 
 if TYPE_CHECKING:
     from ge.passes.pattern import MatchResult, Pattern
-    from ge.passes.replacement import SubgraphBoundary
 
 __all__ = ["PassRecord", "PatternRecord", "StageReport", "run_stage"]
 
@@ -201,35 +200,25 @@ def _run_fusion_base(
 def _run_decompose(
     graph: Graph, descriptor: PassDescriptor, context: PassContext, record: PassRecord
 ) -> bool:
-    from ge.passes.replacement import SubgraphRewriter  # noqa: PLC0415  (only when used)
+    """Each node of ``op_types`` (every graph level) that meets the requirements is replaced
+    by its replacement graph: a whole-node rule of the one rewrite driver."""
+    from ge.passes.rewrite import Rule, rewrite  # noqa: PLC0415  (only when used)
 
     instance = descriptor.cls()
-    op_types = frozenset(descriptor.op_types or ())
+
+    def decompose(node: Node, ctx: PassContext) -> Graph | None:
+        if not _hooks.call_meet_requirements(instance, node, ctx):
+            return None
+        replacement = _hooks.call_replacement(instance, node, ctx)
+        if not isinstance(replacement, Graph):
+            raise GeTypeError("DecomposePass.replacement must return ge.graph.Graph")
+        return replacement
+
+    rule = Rule(descriptor.pass_name, frozenset(descriptor.op_types or ()), decompose, True)
     changed = False
     for g in _all_graphs(graph):
-        for node in [n for n in g.get_direct_nodes() if n.type in op_types]:
-            if not _hooks.call_meet_requirements(instance, node, context):
-                continue
-            replacement = _hooks.call_replacement(instance, node, context)
-            if not isinstance(replacement, Graph):
-                raise GeTypeError("DecomposePass.replacement must return ge.graph.Graph")
-            SubgraphRewriter.replace(_node_boundary(node), replacement, context=context)
-            changed = True
+        changed = rewrite(g, [rule], descriptor.pass_name, state=context) or changed
     return changed
-
-
-def _node_boundary(node: Node) -> SubgraphBoundary:
-    from ge.passes.replacement import SubgraphBoundary, SubgraphInput, SubgraphOutput  # noqa: PLC0415
-
-    boundary = SubgraphBoundary()
-    slot = 0
-    for port in range(node.get_inputs_size()):
-        if node.inputs[port] is not None:
-            boundary.add_input(slot, SubgraphInput([(node, port)]))
-            slot += 1
-    for port in range(node.get_outputs_size()):
-        boundary.add_output(port, SubgraphOutput(node, port))
-    return boundary
 
 
 # --- pattern_fusion ---------------------------------------------------------------------------
@@ -277,14 +266,14 @@ def _patterns_of(instance: PatternFusionPass) -> list[Pattern]:
 def _apply_match(
     instance: PatternFusionPass, pattern: Pattern, match: Any, context: PassContext
 ) -> bool:
-    from ge.passes.replacement import SubgraphRewriter  # noqa: PLC0415
+    from ge.passes.replacement import SubgraphRewriter, boundary_from_match  # noqa: PLC0415
 
     result = match.result(pattern)
     try:
         if not _hooks.call_meet_requirements(instance, result, context):
             return False
         replacement = _replacement_of(instance, result, context)
-        SubgraphRewriter.replace(_match_boundary(result), replacement, context=context)
+        SubgraphRewriter.replace(boundary_from_match(result), replacement, context=context)
         return True
     finally:
         result._invalidate()
@@ -321,17 +310,6 @@ def _as_graph(builder: Any, value: Any) -> Graph:
         )
     graph: Graph = builder.build_and_reset(outputs)
     return graph
-
-
-def _match_boundary(result: MatchResult) -> SubgraphBoundary:
-    from ge.passes.replacement import SubgraphBoundary, SubgraphInput, SubgraphOutput  # noqa: PLC0415
-
-    boundary = SubgraphBoundary()
-    for i, anchors in enumerate(result._inputs()):
-        boundary.add_input(i, SubgraphInput(list(anchors)))
-    for j, (node, port) in enumerate(result._outputs()):
-        boundary.add_output(j, SubgraphOutput(node, port))
-    return boundary
 
 
 def _all_graphs(graph: Graph) -> list[Graph]:

@@ -111,6 +111,7 @@ __all__ = [
     "boundary_from_match",
     "create_replacement",
     "infer_shape",
+    "node_boundary",
     "rewrite",
 ]
 
@@ -304,6 +305,20 @@ def boundary_from_match(match: Any) -> SubgraphBoundary:
         boundary.add_input(i, SubgraphInput(anchors))
     for j, (node, index) in enumerate(match._outputs()):
         boundary.add_output(j, SubgraphOutput(node, index))
+    return boundary
+
+
+def node_boundary(node: Node) -> SubgraphBoundary:
+    """The boundary of one node: input slot i is its i-th connected input (in port order),
+    output slot j its output j — how a decomposed node's replacement lines up."""
+    boundary = SubgraphBoundary()
+    slot = 0
+    for port, producer in enumerate(node.inputs):
+        if producer is not None:
+            boundary.add_input(slot, SubgraphInput([(node, port)]))
+            slot += 1
+    for port in range(len(node.output_descs)):
+        boundary.add_output(port, SubgraphOutput(node, port))
     return boundary
 
 

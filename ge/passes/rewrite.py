@@ -6,6 +6,9 @@ and what feeds it and returns what should replace the node's output 0, or ``None
     (node, port)   an existing value (``Add(x, 0)`` -> ``x``)
     NewOp(...)     a new node of an op type, on existing values (``Div(e, ReduceSum(e))`` ->
                    ``SoftmaxV2(x)``)
+    a Graph        (rules made with ``whole_node=True``) a subgraph replacing the whole node:
+                   its ``Data`` i reads the node's i-th connected input, its output j replaces
+                   the node's output j (``SubgraphRewriter``; how a ``DecomposePass`` runs)
 
 ``rewrite(graph, rules, name)`` visits the graph's nodes in creation order (producers first for
 graphs built by ``ge.es`` and ``ge.jit``; nodes a rewrite makes come last), tries the rules
@@ -17,8 +20,9 @@ uses any more are removed at once. With ``fixed_point=True`` it sweeps again unt
 changes nothing. Only pure nodes that no control edge depends on are replaced.
 
 The built-in algebraic simplification (``ge.compiler.simplify``) and pattern recognition
-(``ge.compiler.patterns``) are rule tables run by this driver; ``state`` is what the rules of
-one run share (e.g. a cache of Const values).
+(``ge.compiler.patterns``) are rule tables run by this driver, and so are users'
+``DecomposePass``es (``ge.passes._run``); ``state`` is what the rules of one run share (a cache
+of Const values; a pass's ``PassContext``, which whole-node replacements report to).
 
     >>> import ge.es as es
     >>> b = es.GraphBuilder("g"); x = b.create_input(0, shape=[2])
@@ -58,17 +62,19 @@ class NewOp:
     attrs: Mapping[str, Any] = field(default_factory=dict)
 
 
-Result = Port | NewOp | None
+Result = Port | NewOp | Graph | None
 
 
 @dataclass(frozen=True)
 class Rule:
     """``apply(node, state)`` for nodes whose type is in ``op_types``; ``name`` names the rule
-    in errors."""
+    in errors. A rule returns values for a node's single output (pure nodes only, the default)
+    or, with ``whole_node``, a replacement graph for any node of its types."""
 
     name: str
     op_types: frozenset[str]
     apply: Callable[[Node, Any], Result]
+    whole_node: bool = False
 
 
 def is_removable(node: Node) -> bool:
@@ -110,22 +116,28 @@ def _sweep(graph: Graph, table: dict[str, list[Rule]], name: str, state: Any) ->
     changed = False
     for node in graph.get_direct_nodes():
         rules = table.get(node.type)
-        if rules is None or node.graph is not graph or len(node.output_descs) != 1:
+        if rules is None or node.graph is not graph:
             continue
-        if not is_removable(node):
-            continue
+        local = len(node.output_descs) == 1 and is_removable(node)
         for rule in rules:
+            if not (rule.whole_node or local):
+                continue
             try:
                 result = rule.apply(node, state)
             except GeError as e:
                 raise GeError(f"rewrite {name}: rule {rule.name} at node {node.name}: {e}") from e
-            if result is not None and _apply(graph, node, result):
+            if result is not None and _apply(graph, node, result, rule, state):
                 changed = True
                 break
     return changed
 
 
-def _apply(graph: Graph, node: Node, result: Port | NewOp) -> bool:
+def _apply(graph: Graph, node: Node, result: Port | NewOp | Graph, rule: Rule, state: Any) -> bool:
+    if isinstance(result, Graph):
+        if not rule.whole_node:
+            raise GeError(f"rule {rule.name} returned a Graph; make it with whole_node=True")
+        _replace_node(node, result, state)
+        return True
     if isinstance(result, NewOp):
         port = _make(graph, node, result)
         if port is None:
@@ -137,6 +149,20 @@ def _apply(graph: Graph, node: Node, result: Port | NewOp) -> bool:
     graph.replace_all_uses(node, 0, *port)
     _remove_unused(graph, node)
     return True
+
+
+def _replace_node(node: Node, replacement: Graph, state: Any) -> None:
+    """The whole node replaced by ``replacement`` (checked, reported to the context in
+    ``state`` when there is one; a refused replacement raises)."""
+    from ge.passes.replacement import SubgraphRewriter, node_boundary  # noqa: PLC0415  (a cycle)
+
+    boundary = node_boundary(node)
+    if hasattr(state, "get_pass_name"):  # a PassContext: checked with can_fuse and reported
+        SubgraphRewriter.replace(boundary, replacement, context=state)
+        return
+    status = SubgraphRewriter.replace(boundary, replacement)
+    if status != 0:
+        raise GeError(f"replacing node {node.name} failed (status {status})")
 
 
 def _make(graph: Graph, node: Node, new: NewOp) -> Port | None:

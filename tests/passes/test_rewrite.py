@@ -118,3 +118,37 @@ def test_state_is_passed_to_every_rule() -> None:
     rule = Rule("spy", frozenset({"Neg"}), lambda node, s: seen.append(s))
     rewrite(chain(3), [rule], "t", state=state)
     assert seen == [state] * 3
+
+
+def square_as_mul() -> Graph:
+    b = GraphBuilder("square")
+    x = b.create_input(0, shape=[3])
+    return b.build_and_reset([x * x])
+
+
+def test_a_whole_node_rule_replaces_the_node_by_a_subgraph() -> None:
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[3])
+    g = b.build_and_reset([es.Square(x) + 1.0])
+    rule = Rule("square", frozenset({"Square"}), lambda node, state: square_as_mul(), True)
+    assert rewrite(g, [rule], "t")
+    assert "Square" not in types(g) and "Mul" in types(g)
+    v = np.array([1.0, -2.0, 3.0], np.float32)
+    np.testing.assert_allclose(eval_graph(g, [v])[0], v * v + 1.0)
+
+
+def test_a_value_rule_may_not_return_a_graph_and_a_refused_replacement_raises() -> None:
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[3])
+    g = b.build_and_reset([es.Square(x)])
+    sneaky = Rule("sneaky", frozenset({"Square"}), lambda node, state: square_as_mul())
+    with pytest.raises(GeError, match="rule sneaky returned a Graph; make it with whole_node"):
+        rewrite(g, [sneaky], "t")
+    two_inputs = GraphBuilder("two")
+    a, c = two_inputs.create_input(0, shape=[3]), two_inputs.create_input(1, shape=[3])
+    wrong = two_inputs.build_and_reset([a * c])
+    rule = Rule("wrong", frozenset({"Square"}), lambda node, state: wrong, True)
+    before = str(g)
+    with pytest.raises(GeError, match="replacing node Square_0 failed \\(status 4\\)"):
+        rewrite(g, [rule], "t")
+    assert str(g) == before

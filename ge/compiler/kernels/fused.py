@@ -40,18 +40,19 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         op = get_op(node.type)
         if op.io == "input":
             continue
-        args = [values[(id(e[0]), e[1])] for e in node._in_edges if e is not None]
+        args = [values[(id(e[0]), e[1])] for e in node.inputs if e is not None]
         if op.io == "output":
             program.outputs = args
             continue
-        dtype = numpy_dtype(node._output_descs[0]._data_type)
+        out = node.output_desc(0)
+        dtype = numpy_dtype(out._data_type)
         if node.type == "Const":
             array = const_array(node)
             if array is None or array.size != 1:
                 return None
             values[(id(node), 0)] = program.constant(array.reshape(-1)[0], dtype)
             continue
-        if tuple(node._output_descs[0]._shape) != shape:
+        if tuple(out._shape) != shape:
             return None
         value = program.step(op, node_attrs(op, node), args, dtype)
         if value is None:

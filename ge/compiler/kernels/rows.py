@@ -411,10 +411,10 @@ def _epilogue(
     """The body after the reduction as a program on its result (input 0); also the input
     slots of its other inputs, in program order."""
     program = Program(approx=approx)
-    head_dtype = numpy_dtype(head._output_descs[0]._data_type)
+    head_dtype = numpy_dtype(head.output_desc(0)._data_type)
     values: dict[tuple[int, int], Value] = {(id(head), 0): program.input(head_dtype)}
     extra: list[int] = []
-    axes = head._in_edges[1]
+    axes = head.input(1)
     for node in order:
         op = get_op(node.type)
         if node is head or (axes is not None and node is axes[0]):
@@ -424,7 +424,7 @@ def _epilogue(
                 values[(id(node), 0)] = program.input(in_specs[slots[id(node)]].dtype)
                 extra.append(slots[id(node)])
             continue
-        found = [values.get((id(e[0]), e[1])) for e in node._in_edges if e is not None]
+        found = [values.get((id(e[0]), e[1])) for e in node.inputs if e is not None]
         args = [a for a in found if a is not None]
         if len(args) != len(found):
             return None  # the reduction's input used by the epilogue: not per row
@@ -439,7 +439,7 @@ def _epilogue(
 
 
 def _value(program: Program, node: Node, args: list[Value]) -> Value | None:
-    dtype = numpy_dtype(node._output_descs[0]._data_type)
+    dtype = numpy_dtype(node.output_desc(0)._data_type)
     if node.type != "Const":
         op = get_op(node.type)
         return program.step(op, node_attrs(op, node), args, dtype)
@@ -459,9 +459,10 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     order, _ = topological_order(bodies[0])
     heads = [n for n in order if kernels_of(get_op(n.type)).row_reduction is not None]
     slots = {id(n): _subgraph_slot(n, 0) for n in order if get_op(n.type).io == "input"}
-    if len(heads) != 1 or heads[0]._in_edges[0] is None:
+    x_edge = heads[0].input(0) if len(heads) == 1 else None
+    if x_edge is None:
         return None
-    head, source = heads[0], heads[0]._in_edges[0][0]
+    head, source = heads[0], x_edge[0]
     axes = const_value(head, 1)
     if id(source) not in slots or axes is None:
         return None
@@ -486,7 +487,7 @@ def lower_fused_reduce(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     if program.params:  # a constant buffer, so the plan stays data (no raw address in it)
         patches.append((len(template), ctx.constant(_param_block(program))))
         template.append(0)
-    out_dtype = numpy_dtype(head._output_descs[0]._data_type)
+    out_dtype = numpy_dtype(head.output_desc(0)._data_type)
     fold = kernels_of(get_op(head.type)).row_reduction
     assert fold is not None
     source_text = _reduce_source(fold, x.dtype, out_dtype, program)

@@ -243,7 +243,7 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
     ]
     outputs = [
         _Port(buf, desc._data_type, desc._format)
-        for buf, desc in zip(ctx.outputs, node._output_descs, strict=True)
+        for buf, desc in zip(ctx.outputs, node.output_descs, strict=True)
     ]
     attr_values: list[Any] = []
     for spec in op.attrs:
@@ -265,7 +265,7 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
         for q in inputs
     ]
     lend_outputs = []
-    for q, name in zip(outputs, node._output_names, strict=True):
+    for q, name in zip(outputs, node.output_names, strict=True):
         buffer_spec = specs[q.buffer]
         count = int(np.prod(buffer_spec.shape, dtype=np.int64))
         slot = output_slot(name, 0, q.data_type, count)
@@ -281,7 +281,7 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
         ir_inputs=ir_inputs,
         outputs=outputs,
         ir_outputs=output_groups(op, node),
-        output_names=list(node._output_names),
+        output_names=list(node.output_names),
         attr_names=[a.name for a in op.attrs],
         attr_kinds=[a.type for a in op.attrs],
         attr_values=attr_values,

@@ -24,7 +24,7 @@ from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DumpFormat
 
-__all__ = ["MAX_PORTS", "Graph", "link_control"]
+__all__ = ["MAX_PORTS", "DescSnapshot", "Graph", "link_control"]
 
 Port = tuple[Node, int]
 
@@ -74,6 +74,18 @@ def _check_ports(value: object, what: str) -> int:
     if count > MAX_PORTS:
         raise GeValueError(f"{what} must be at most {MAX_PORTS} (MAX_PORTS), got {count}")
     return count
+
+
+class DescSnapshot:
+    """The descs ``Graph.save_descs`` copied (ours): opaque, for ``Graph.restore_descs``."""
+
+    __slots__ = ("descs", "root")
+
+    def __init__(
+        self, root: Graph, descs: list[tuple[Node, list[TensorDesc], list[TensorDesc]]]
+    ) -> None:
+        self.root = root
+        self.descs = descs
 
 
 class Graph:
@@ -385,6 +397,37 @@ class Graph:
         node._output_descs[port] = desc._clone()
         for dst, dst_port in node._out_edges[port]:
             dst._input_descs[dst_port] = desc._clone()
+
+    def save_descs(self) -> DescSnapshot:
+        """A copy of the input and output descs of every node of the root graph and of every
+        subgraph registered on it (ours), for ``restore_descs`` to put back: a whole-graph desc
+        edit (shape inference) undone when it fails part way. Only descs are saved; nodes,
+        edges and attributes are not."""
+        root = self._root()
+        return DescSnapshot(
+            root,
+            [
+                (n, [d._clone() for d in n._input_descs], [d._clone() for d in n._output_descs])
+                for g in (root, *root._subgraphs.values())
+                for n in g._nodes.values()
+            ],
+        )
+
+    def restore_descs(self, saved: DescSnapshot) -> None:
+        """Give every node ``saved`` covers the descs it had when saved (ours); nodes added
+        since keep theirs. Restores copies, so ``saved`` may be restored again. Checked first
+        (``saved`` is a ``DescSnapshot`` of this graph's root), so a bad call changes nothing.
+        """
+        if not isinstance(saved, DescSnapshot):
+            raise GeTypeError(f"saved must be a DescSnapshot, got {type(saved).__name__}")
+        if saved.root is not self._root():
+            raise GraphError(
+                f"saved: a DescSnapshot of graph '{saved.root._name}', "
+                f"not of graph '{self._root()._name}'"
+            )
+        for node, inputs, outputs in saved.descs:
+            node._input_descs = [d._clone() for d in inputs]
+            node._output_descs = [d._clone() for d in outputs]
 
     # --- graph outputs (ours; GE's Graph::SetOutputs) --------------------------------------------
     def replace_all_uses(self, node: Node, port: int, new_node: Node, new_port: int) -> None:

@@ -147,7 +147,7 @@ def _control_flow(
         if node is None or node.type not in _CONTROL:
             return None
         op, offset = _CONTROL[node.type]
-        n_out = len(node._output_descs)
+        n_out = node.get_outputs_size()
         n_in = len(task.buffers) - n_out
         specs = [plan.buffers[b] for b in task.buffers]
         feeds = [tuple(s.shape) for s in specs[offset:n_in]]

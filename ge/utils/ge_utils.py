@@ -7,20 +7,10 @@ from typing import Any
 from ge.error import GeError, GeTypeError
 from ge.graph.graph import Graph
 from ge.graph.node import Node
-from ge.graph.tensor_desc import TensorDesc
 from ge.ops.infer import infer_graph
 from ge.ops.registry import find_op
 
 __all__ = ["GeUtils"]
-
-
-def _snapshot(graph: Graph) -> list[tuple[Node, list[TensorDesc], list[TensorDesc]]]:
-    graphs = [graph, *graph.get_all_subgraphs()]
-    return [
-        (n, [d._clone() for d in n._input_descs], [d._clone() for d in n._output_descs])
-        for g in graphs
-        for n in g._nodes.values()
-    ]
 
 
 class GeUtils:
@@ -39,12 +29,11 @@ class GeUtils:
             for s in input_shapes
         ):
             raise GeTypeError("input_shapes must be a list of lists of int")
-        saved = _snapshot(graph)
+        saved = graph.save_descs()
         try:
             infer_graph(graph, input_shapes)
         except GeError:
-            for node, inputs, outputs in saved:
-                node._input_descs, node._output_descs = inputs, outputs
+            graph.restore_descs(saved)
             raise
 
     @staticmethod

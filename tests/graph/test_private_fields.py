@@ -42,10 +42,6 @@ ALLOWLIST: dict[str, str] = {
     "ge/ops/": "IR core: op construction, inference, checks and the interpreter make and "
     "fill nodes (the builder's side of the IR)",
     "ge/es/": "IR core: the ge.es builder creates nodes and records their descs and op",
-    "ge/custom_op/_eager.py": "not migrated yet: eager custom-op runs read output descs/names",
-    "ge/offline_compile/_builder.py": "not migrated yet: reads a node's output count",
-    "ge/utils/ge_utils.py": "not migrated yet: snapshots and restores every node's descs "
-    "(needs a Graph method that restores descs)",
 }
 
 # Accesses of an AMBIGUOUS name whose receiver is not a node: (module, "receiver.field"): what

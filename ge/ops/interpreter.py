@@ -59,10 +59,10 @@ def _feed(node: Node, feeds: Sequence[np.ndarray], offset: int) -> np.ndarray:
     slot = _subgraph_slot(node, offset)
     if not 0 <= slot < len(feeds):
         raise GeValueError(
-            f"inputs: graph input {node._name} takes inputs[{slot}], but "
+            f"inputs: graph input {node.name} takes inputs[{slot}], but "
             f"{len(feeds)} inputs were given"
         )
-    declared = node._output_descs[0]
+    declared = node.output_descs[0]
     value = feeds[slot]
     expected = list(declared._shape)
     # the rule compiled graphs apply (ge.compiler.executable.InputSpec): the declared rank,
@@ -74,7 +74,7 @@ def _feed(node: Node, feeds: Sequence[np.ndarray], offset: int) -> np.ndarray:
     )
     if not fits:
         raise GeValueError(
-            f"inputs[{slot}] (for {node._name}) has shape {list(value.shape)}, expected {expected}"
+            f"inputs[{slot}] (for {node.name}) has shape {list(value.shape)}, expected {expected}"
         )
     return value.astype(numpy_dtype(declared._data_type), copy=False)
 
@@ -82,8 +82,10 @@ def _feed(node: Node, feeds: Sequence[np.ndarray], offset: int) -> np.ndarray:
 def _gather(
     node: Node, groups: list[list[int]], env: Env, optional: list[bool], dynamic: list[bool]
 ) -> list[Any]:
+    edges = node.inputs
+
     def fetch(port: int) -> np.ndarray | None:
-        edge = node._in_edges[port]
+        edge = edges[port]
         return None if edge is None else env[(id(edge[0]), edge[1])]
 
     values: list[Any] = []
@@ -93,7 +95,7 @@ def _gather(
         else:
             value = fetch(ports[0])
             if value is None and not is_opt:
-                raise GraphError(f"node {node._name} input {ports[0]} is not connected")
+                raise GraphError(f"node {node.name} input {ports[0]} is not connected")
             values.append(value)
     return values
 
@@ -101,10 +103,10 @@ def _gather(
 def _decided_at_run_time(node: Node, op: OpDef) -> bool:
     """Whether inference left something about ``node`` to the values that reach it: an
     unknown dim in or out, or a value input (axes, shape...) not read from a Const."""
-    if any(d._shape.is_unknown_shape() for d in node._output_descs):
+    if any(d._shape.is_unknown_shape() for d in node.output_descs):
         return True
-    for edge in node._in_edges:
-        if edge is not None and edge[0]._output_descs[edge[1]]._shape.is_unknown_shape():
+    for edge in node.inputs:
+        if edge is not None and edge[0].output_desc(edge[1])._shape.is_unknown_shape():
             return True
     if op.value_inputs:
         for spec, ports in zip(op.inputs, input_groups(op, node), strict=True):
@@ -138,7 +140,7 @@ def run_reference(op: OpDef, ctx: ExecContext, node: str) -> Sequence[Any]:
 
 
 def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) -> None:
-    op = get_op(node._type)
+    op = get_op(node.type)
     if op.io == "input":
         env[(id(node), 0)] = _feed(node, feeds, offset)
         return
@@ -150,13 +152,13 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
     inputs = _gather(
         node, groups, env, [s.optional for s in op.inputs], [s.dynamic for s in op.inputs]
     )
-    outputs = list(node._output_descs)
+    outputs = list(node.output_descs)
     if not op.subgraphs and _decided_at_run_time(node, op):
         outputs = infer_on_values(node, op, inputs)
     for desc in outputs:
         problem = too_big(desc._shape, desc._data_type)
         if problem is not None:  # before numpy tries (and fails some other way)
-            raise GeValueError(f"node {node._name} ({op.type}): {problem}")
+            raise GeValueError(f"node {node.name} ({op.type}): {problem}")
     out_groups = output_groups(op, node)
     ctx = ExecContext(
         op,
@@ -166,9 +168,9 @@ def _run_node(node: Node, env: Env, feeds: Sequence[np.ndarray], offset: int) ->
         subgraphs=_subgraphs_of(node),
         run_subgraph=_run_subgraph,
         output_counts=[len(g) for g in out_groups],
-        node=node._name,
+        node=node.name,
     )
-    results = run_reference(op, ctx, node._name)
+    results = run_reference(op, ctx, node.name)
     port = 0
     for spec, result, group in zip(op.outputs, results, out_groups, strict=True):
         items: list[Any] = list(result) if spec.dynamic else [result]
@@ -204,7 +206,7 @@ def eval_tensors(
         if id(node) in needed:
             continue
         needed.add(id(node))
-        stack += [e[0] for e in node._in_edges if e is not None]
+        stack += [e[0] for e in node.inputs if e is not None]
     order, _ = topological_order(graph)
     env: Env = {}
     for node in order:

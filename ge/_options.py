@@ -1,16 +1,34 @@
-"""Option dicts of ``ge_initialize``, ``Session`` and ``add_graph``: all keys and values are
-strings (GE passes them to C as strings). Unknown keys are accepted, as GE accepts them;
-known keys with a documented value set are checked here so a typo fails early.
+"""Option dicts of ``ge_initialize``, ``Session`` and ``add_graph`` (GE_ERRORS.md §4, §5).
+
+Each caller checks that its argument is a dict itself (GE-PY's texts differ: ``"option must be
+a dictionary"``, ``"options must be a dictionary"``, ``"Ge init config must be a
+dictionary"``). Then :func:`encode_options` checks every key and value is a ``str``: GE-PY
+calls ``.encode()`` on each, key then value, so the first that is not one raises Python's own
+``AttributeError`` ``"'<type>' object has no attribute 'encode'"``. Ours is an
+:class:`OptionEncodeError`, an ``AttributeError`` with that text first and also a
+``TypeError`` (what ``ge`` raised before), naming the entry.
+
+Unknown keys are accepted, as GE accepts them. Known keys with a documented value set are
+checked by :func:`invalid_option`; the callers report a bad value as GE's C call failing
+(``"GEInitialize failed; ..."``, ``"AddGraph failed; graph_id=N; ..."``), as a
+``GeValueError`` (so ``RuntimeError`` and ``ValueError``). Decision: GE accepts any value at
+``Session(options)`` (its create fails only when allocation does), so a bad session option is
+reported by the first ``add_graph``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ge.error import GeTypeError, GeValueError
+from ge.error import GeTypeError
 
-__all__ = ["KNOWN_OPTIONS", "check_options"]
+__all__ = ["KNOWN_OPTIONS", "OptionEncodeError", "encode_options", "invalid_option"]
+
+
+class OptionEncodeError(GeTypeError, AttributeError):
+    """An option key or value that is not a ``str`` (GE-PY: Python's ``AttributeError`` from
+    ``.encode()``); a ``TypeError`` and a ``GeError`` too."""
 
 
 def _int_at_least(low: int) -> Callable[[str], bool]:
@@ -40,18 +58,26 @@ KNOWN_OPTIONS: dict[str, tuple[Callable[[str], bool], str]] = {
 }
 
 
-def check_options(options: Any, what: str, *, allow_empty: bool = True) -> dict[str, str]:
-    """A validated copy of ``options`` (``None`` is empty)."""
-    if options is None:
-        options = {}
-    if not isinstance(options, dict):
-        raise GeTypeError(f"{what} must be a dict of str to str, got {type(options).__name__}")
+def encode_options(options: Mapping[Any, Any], what: str) -> dict[str, str]:
+    """A copy of ``options`` (a dict, checked by the caller) whose keys and values are all
+    ``str``; else :class:`OptionEncodeError` for the first that is not, key before value."""
     for key, value in options.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise GeTypeError(f"{what}: keys and values must be str, got {key!r}: {value!r}")
+        for item in (key, value):
+            if not isinstance(item, str):
+                error = OptionEncodeError(
+                    f"'{type(item).__name__}' object has no attribute 'encode': {what} keys "
+                    f"and values must be str, got {key!r}: {value!r}"
+                )
+                error.name, error.obj = "encode", item
+                raise error
+    return dict(options)
+
+
+def invalid_option(options: Mapping[str, str], what: str = "option") -> str | None:
+    """Why the first known key in ``options`` has a value outside its documented set (e.g.
+    ``"option 'ge.graphRunMode' must be ..., got '2'"``), or ``None`` if all are valid."""
+    for key, value in options.items():
         known = KNOWN_OPTIONS.get(key)
         if known is not None and not known[0](value):
-            raise GeValueError(f"{what}: option {key!r} must be {known[1]}, got {value!r}")
-    if not options and not allow_empty:
-        raise GeTypeError(f"{what} must not be empty")
-    return dict(options)
+            return f"{what} {key!r} must be {known[1]}, got {value!r}"
+    return None

@@ -6,6 +6,13 @@ it undefined behaviour); ``ge_finalize`` without initialisation returns 0, as GE
 Sessions refuse work while ge is not initialised. ``ge_initialize`` also loads the Python custom
 ops listed in ``ASCEND_CUSTOM_OPP_PATH`` (``ge.custom_op.bootstrap``; entries loaded before are
 not run again); if that fails, its error propagates and ge stays uninitialised.
+
+Checks, in GE-PY's order and texts (GE_ERRORS.md §5, §13.1): ``config`` not a dict
+(``TypeError`` ``"Ge init config must be a dictionary"``) → a key or value not a ``str``
+(``AttributeError`` ``"'<type>' object has no attribute 'encode'"``, also a ``TypeError``) →
+``config == {}`` (``TypeError`` ``"Ge init config must not be empty"``) → what GE's
+``GEInitialize`` refuses: a known option with a value outside its documented set is
+``"GEInitialize failed; option '<key>' must be ..."`` (a ``GeError``, and a ``ValueError``).
 """
 
 from __future__ import annotations
@@ -13,8 +20,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ge._options import check_options
-from ge.error import GeTypeError
+from ge._options import encode_options, invalid_option
+from ge.error import GeTypeError, GeValueError
 
 __all__ = ["GeApi", "global_options", "is_initialized"]
 
@@ -28,10 +35,13 @@ class GeApi:
     @classmethod
     def ge_initialize(cls, config: dict[str, str]) -> int:
         if not isinstance(config, dict):
-            raise GeTypeError(f"Ge init config must be a dict, got {type(config).__name__}")
-        if not config:
+            raise GeTypeError(f"Ge init config must be a dictionary, got {type(config).__name__}")
+        options = encode_options(config, "Ge init config")
+        if not options:
             raise GeTypeError("Ge init config must not be empty")
-        options = check_options(config, "Ge init config")
+        why = invalid_option(options)
+        if why is not None:
+            raise GeValueError("GEInitialize", why)
         # Python custom ops on ASCEND_CUSTOM_OPP_PATH load now, all or nothing: a failing
         # plugin raises (its own error) and leaves ge uninitialised and the registries unchanged
         from ge.custom_op.bootstrap import load_custom_op_plugins  # noqa: PLC0415

@@ -7,11 +7,22 @@ Graphs are compiled on their first run (``ge.compiler``) and the compiled form i
 tensors at once, whose memory comes from the allocator registered for that stream (or ge's
 device memory) and is given back when the tensor is collected. Failures are ``GeError``s
 reading like GE-PY's ``"RunGraph failed; graph_id=1; <what>"``; wrong inputs are also
-``ValueError``s. Argument types are checked before any state.
+``ValueError``s.
 
-Decisions where GE-PY is silent or differs: adding a graph under an id already in use is an
-error (GE ignores it silently); ``add_graph`` takes a snapshot, so editing the Graph object
-afterwards does not change what runs; ``add_graph`` returns 0 like GE-PY's implementation; when
+Checks follow GE_ERRORS.md §4 and §13.1: GE-PY's exception types, with its text first in each
+message and ours after it (``"Graph_id must be an integer, got str"``); all argument type
+checks first, in parameter order; then, for ``run_graph_with_stream_async`` only, GE's
+default-allocator registration for the stream (a stream that names no live stream, and has no
+external allocator registered, fails as ``"RegisterDefaultAllocator failed; stream=0x<hex>;
+..."``); then what GE's own call checks: initialisation (GE's E10062 text), the options' values,
+the graph id. As in GE-PY, ``graph_id`` and ``stream`` pass any ``int`` check, ``bool``
+included, and a graph id is a ``uint32`` (``-1`` names the graph ``2**32 - 1``; messages show the
+id as given); ``inputs`` must be a ``list``.
+
+Decisions where GE-PY is silent or differs: a ``ge.runtime.Stream`` is accepted wherever a
+stream handle is; ``add_graph`` takes a snapshot, so editing the Graph object afterwards does
+not change what runs; ``add_graph`` returns 0 like GE-PY's implementation; a session option
+value GE would refuse is reported by ``add_graph`` (GE's session create accepts any); when
 output shapes depend on input values, ``run_graph_with_stream_async`` reads those (small)
 inputs when it is called, so they must be ready then.
 """
@@ -26,7 +37,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ge._device.memory import DeviceMemoryError, device_memory
-from ge._options import check_options
+from ge._options import encode_options, invalid_option
 from ge.allocator import Allocator, MemBlock
 from ge.compiler.executable import CompiledGraph, GraphRunner
 from ge.compiler.pipeline import copy_graph
@@ -45,27 +56,70 @@ from ge.runtime.stream import Stream, resolve_stream
 __all__ = ["Session"]
 
 
+_GRAPH_ID_MASK = 0xFFFFFFFF  # GE-PY passes graph ids as ctypes.c_uint32: they wrap
+
+
 def _check_graph_id(graph_id: object) -> int:
-    if isinstance(graph_id, bool) or not isinstance(graph_id, int):
+    """The table key of ``graph_id`` (an ``int``, ``bool`` included, as GE-PY's check)."""
+    if not isinstance(graph_id, int):
         raise GeTypeError(f"Graph_id must be an integer, got {type(graph_id).__name__}")
-    return graph_id
+    return int(graph_id) & _GRAPH_ID_MASK
 
 
 def _check_inputs(inputs: object) -> list[Tensor]:
-    if not isinstance(inputs, (list, tuple)):
-        raise GeTypeError(f"inputs must be a list of ge.graph.Tensor, got {type(inputs).__name__}")
+    if not isinstance(inputs, list):
+        raise GeTypeError(f"inputs must be a list of Tensor, got {type(inputs).__name__}")
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
-            raise GeTypeError(f"inputs[{i}] must be a ge.graph.Tensor, got {type(t).__name__}")
+            raise GeTypeError(
+                f"All elements in inputs must be the type of Tensor, got "
+                f"{type(t).__name__} at inputs[{i}]"
+            )
     return list(inputs)
 
 
-def _stream_handle(stream: object, message: str) -> Stream:
-    if isinstance(stream, Stream):
+def _check_stream(stream: object, message: str) -> Stream | int:
+    """``stream`` as given (a ``Stream`` or an ``int``, ``bool`` included), after GE-PY's
+    type check (``message``: its text, which differs between methods)."""
+    if isinstance(stream, (Stream, int)):
         return stream
-    if isinstance(stream, bool) or not isinstance(stream, int):
-        raise GeTypeError(f"{message}, got {type(stream).__name__}")
-    return resolve_stream(stream)
+    raise GeTypeError(f"{message}, got {type(stream).__name__}")
+
+
+def _handle(stream: Stream | int) -> int:
+    return stream.handle if isinstance(stream, Stream) else int(stream)
+
+
+def _stream_text(stream: Stream | int) -> str:
+    """GE-PY's ``f"0x{stream:x}"`` (a negative handle reads ``0x-<hex>``)."""
+    return f"0x{_handle(stream):x}"
+
+
+def _resolve(api: str, stream: Stream | int, **context: Any) -> Stream:
+    """The live ``Stream`` for ``stream``; else ``GeError`` ``"<api> failed; ...,
+    stream=0x<hex>; <why>"``."""
+    try:
+        return resolve_stream(stream if isinstance(stream, Stream) else int(stream))
+    except GeError as e:
+        raise GeError(api, str(e), **context, stream=_stream_text(stream)) from None
+
+
+# GE's E10062 ("Failed to %s. Reason: %s."), which GE reports when a session API is called
+# before GEInitialize; the action per API is GE's for AddGraph, ours for the others
+_NOT_INITIALIZED_ACTION = {
+    "AddGraph": "adding a graph",
+    "RemoveGraph": "removing a graph",
+    "RunGraph": "running a graph",
+    "RunGraphWithStreamAsync": "running a graph",
+}
+
+
+def _not_initialized(api: str) -> str:
+    return (
+        f"E10062: Failed to call {api}. Reason: GE is not correctly initialized. Ensure that "
+        f"the GEInitialize API has been correctly executed before "
+        f"{_NOT_INITIALIZED_ACTION[api]}. (call ge.ge_global.GeApi.ge_initialize(config) first)"
+    )
 
 
 class _Repeat:
@@ -122,7 +176,7 @@ _RUN_ERRORS = (
 )
 
 
-def _run_error(graph_id: int, error: BaseException) -> GeError:
+def _run_error(graph_id: object, error: BaseException) -> GeError:
     """``RunGraph failed; graph_id=N; <what>``, still a ``ValueError`` or ``TypeError`` when
     the failure was one (an input that does not fit, as the module docstring promises)."""
     text = str(error) if isinstance(error, GeError) else f"{type(error).__name__}: {error}"
@@ -164,15 +218,21 @@ def _allocator_alloc(allocator: Allocator) -> _Alloc:
     def alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
         block = allocator.malloc(max(nbytes, 1))
         name = f"allocator {type(allocator).__name__}.malloc({max(nbytes, 1)})"
-        if not isinstance(block, MemBlock) or block.size < nbytes:
+        if not isinstance(block, MemBlock):
+            raise GeError(f"{name} returned {block!r}, not a MemBlock of at least {nbytes} bytes")
+        try:  # MemBlock validates nothing, as GE-PY's: its fields are checked here
+            addr, size = block.checked()
+        except GeError as e:
+            raise GeError(f"{name} returned {block!r}: {e}") from None
+        if size < nbytes:
             raise GeError(f"{name} returned {block!r}, not a MemBlock of at least {nbytes} bytes")
         try:
-            device_memory().require([(block.addr, nbytes, block.generation)])
+            device_memory().require([(addr, nbytes, block.generation)])
         except DeviceMemoryError as e:
             raise GeError(
                 f"{name} returned {block!r}, which is not live device memory: {e}"
             ) from None
-        return block.addr, lambda: allocator.free(block)
+        return addr, lambda: allocator.free(block)
 
     return alloc
 
@@ -187,20 +247,16 @@ class Session:
 
     def __init__(self, options: dict[str, str] | None = None) -> None:
         if options is not None and not isinstance(options, dict):
-            raise GeTypeError(f"Session options must be a dict, got {type(options).__name__}")
-        self._options = check_options(options, "Session options")
+            raise GeTypeError(f"option must be a dictionary, got {type(options).__name__}")
+        self._options = encode_options(options or {}, "Session option")
         self._graphs: dict[int, _Entry] = {}
         self._allocators: dict[int, Allocator] = {}
         self._lock = threading.RLock()
 
     # --- graphs ---------------------------------------------------------------------------------
-    def _require_init(self, api: str, graph_id: int) -> None:
+    def _require_init(self, api: str, context: dict[str, Any]) -> None:
         if not is_initialized():
-            raise GeError(
-                api,
-                "GE is not initialized; call GeApi.ge_initialize(config) first",
-                graph_id=graph_id,
-            )
+            raise GeError(api, _not_initialized(api), **context)
 
     def add_graph(
         self, graph_id: int, add_graph: Graph, options: dict[str, str] | None = None
@@ -211,17 +267,23 @@ class Session:
         lists what ``Graph.verify()`` finds (duplicate or missing input indexes, a Const
         without its value, unconnected required inputs, ...), except recorded descs that
         differ from inference, which compiling recomputes anyway."""
-        _check_graph_id(graph_id)
+        key = _check_graph_id(graph_id)
         if not isinstance(add_graph, Graph):
             raise GeTypeError(f"Add_graph must be a Graph, got {type(add_graph).__name__}")
-        graph_options = check_options(options, "add_graph options")
-        self._require_init("AddGraph", graph_id)
+        if options is not None and not isinstance(options, dict):
+            raise GeTypeError(f"options must be a dictionary, got {type(options).__name__}")
+        graph_options = encode_options(options or {}, "add_graph option")
+        context = {"graph_id": graph_id}
+        self._require_init("AddGraph", context)
+        why = invalid_option(self._options, "session option") or invalid_option(graph_options)
+        if why is not None:
+            raise GeValueError("AddGraph", why, **context)
         with self._lock:
-            if graph_id in self._graphs:
+            if key in self._graphs:
                 raise GeError(
                     "AddGraph",
                     f"a graph is already added under this id; call remove_graph({graph_id}) first",
-                    graph_id=graph_id,
+                    **context,
                 )
             try:
                 _refuse_cycles(add_graph)
@@ -230,34 +292,35 @@ class Session:
                 # indexes, Const values) but not stale descs: compiling infers them again
                 verify_graph(snapshot, infer=False)
             except GeError as e:
-                raise GeError("AddGraph", str(e), graph_id=graph_id) from e
-            self._graphs[graph_id] = _Entry(snapshot, graph_options)
+                raise GeError("AddGraph", str(e), **context) from e
+            self._graphs[key] = _Entry(snapshot, graph_options)
         return 0
 
     def remove_graph(self, graph_id: int) -> None:
-        _check_graph_id(graph_id)
-        self._require_init("RemoveGraph", graph_id)
+        key = _check_graph_id(graph_id)
+        context = {"graph_id": graph_id}
+        self._require_init("RemoveGraph", context)
         with self._lock:
-            if self._graphs.pop(graph_id, None) is None:
-                raise GeError("RemoveGraph", "no graph is added under this id", graph_id=graph_id)
+            if self._graphs.pop(key, None) is None:
+                raise GeError("RemoveGraph", "no graph is added under this id", **context)
 
-    def _compiled(self, api: str, graph_id: int) -> CompiledGraph:
+    def _compiled(self, api: str, key: int, context: dict[str, Any]) -> CompiledGraph:
         with self._lock:
-            entry = self._graphs.get(graph_id)
+            entry = self._graphs.get(key)
             if entry is None:
                 raise GeError(
-                    api, "no graph is added under this id; call add_graph first", graph_id=graph_id
+                    api, "no graph is added under this id; call add_graph first", **context
                 )
             if entry.compiled is None:
                 try:
                     options = {**global_options(), **self._options, **entry.options}
                     entry.compiled = CompiledGraph(entry.graph, options=options)
                 except GeError as e:
-                    raise GeError(api, f"compiling the graph failed: {e}", graph_id=graph_id) from e
+                    raise GeError(api, f"compiling the graph failed: {e}", **context) from e
             return entry.compiled
 
     def _plan(
-        self, api: str, graph_id: int, compiled: CompiledGraph, inputs: list[Tensor]
+        self, api: str, context: dict[str, Any], compiled: CompiledGraph, inputs: list[Tensor]
     ) -> Plan | None:
         signature = tuple((t._desc._data_type, *t._desc._shape) for t in inputs)
         plan = compiled.checked_plans.get(signature)
@@ -270,9 +333,9 @@ class Session:
                 [list(t.shape) for t in inputs], lambda: [_array_view(t) for t in inputs]
             )
         except GeValueError as e:
-            raise GeValueError(api, str(e), graph_id=graph_id) from e
+            raise GeValueError(api, str(e), **context) from e
         except GeError as e:
-            raise GeError(api, str(e), graph_id=graph_id) from e
+            raise GeError(api, str(e), **context) from e
         if plan is not None and compiled.shape_only(plan):
             compiled.checked_plans[signature] = plan
         return plan
@@ -287,11 +350,12 @@ class Session:
             sources = repeat.sources(inputs)
             if sources is not None:  # the last call's input types and shapes again
                 return self._run_plan(graph_id, repeat.runner, sources)
-        _check_graph_id(graph_id)
+        key = _check_graph_id(graph_id)
         tensors = _check_inputs(inputs)
-        self._require_init("RunGraph", graph_id)
-        compiled = self._compiled("RunGraph", graph_id)
-        plan = self._plan("RunGraph", graph_id, compiled, tensors)
+        context = {"graph_id": graph_id}
+        self._require_init("RunGraph", context)
+        compiled = self._compiled("RunGraph", key, context)
+        plan = self._plan("RunGraph", context, compiled, tensors)
         if plan is None:  # value-dependent shapes: the reference interpreter runs it
             try:
                 arrays = compiled.run_arrays([t.numpy() for t in tensors])
@@ -303,13 +367,13 @@ class Session:
             sources = _sources(tensors, runner.input_nbytes)
         except _RUN_ERRORS as e:
             raise _run_error(graph_id, e) from e
-        entry = self._graphs.get(graph_id)
+        entry = self._graphs.get(key)
         if entry is not None and compiled.shape_only(plan):
             entry.repeat = _Repeat(runner, tensors)
         return self._run_plan(graph_id, runner, sources)
 
     def _run_plan(
-        self, graph_id: int, runner: GraphRunner, sources: list[int | np.ndarray]
+        self, graph_id: object, runner: GraphRunner, sources: list[int | np.ndarray]
     ) -> list[Tensor]:
         """Run on the caller's thread (no stream hand-off); large outputs are written into
         pooled blocks that the result tensors give back when collected."""
@@ -335,23 +399,28 @@ class Session:
     ) -> list[Tensor]:
         """Queue a run of ``graph_id`` on ``stream`` and return its outputs as device tensors
         at once; read them after ``stream.synchronize()``."""
-        _check_graph_id(graph_id)
-        target = _stream_handle(stream, "Stream must be an integer")
+        api = "RunGraphWithStreamAsync"
+        key = _check_graph_id(graph_id)
+        given = _check_stream(stream, "Stream must be an integer")
         tensors = _check_inputs(inputs)
-        self._require_init("RunGraphWithStreamAsync", graph_id)
-        compiled = self._compiled("RunGraphWithStreamAsync", graph_id)
-        plan = self._plan("RunGraphWithStreamAsync", graph_id, compiled, tensors)
+        target = self._run_stream(given)
+        context = {"graph_id": graph_id, "stream": _stream_text(given)}
+        self._require_init(api, context)
+        compiled = self._compiled(api, key, context)
+        if target is None:  # an external allocator is registered for it: the run fails
+            target = _resolve(api, given, graph_id=graph_id)
+        plan = self._plan(api, context, compiled, tensors)
         if plan is None:
             raise GeError(
-                "RunGraphWithStreamAsync",
+                api,
                 "the graph's output shapes depend on input values, so its outputs cannot be "
                 "allocated before it runs; use run_graph",
-                graph_id=graph_id,
+                **context,
             )
         try:  # a host input short of bytes would only fail on the stream, later
             _sources(tensors, [plan.buffers[b].nbytes for b in plan.inputs])
         except GeValueError as e:
-            raise GeValueError("RunGraphWithStreamAsync", str(e), graph_id=graph_id) from e
+            raise GeValueError(api, str(e), **context) from e
         allocator = self._allocators.get(target.handle)
         alloc = _device_alloc if allocator is None else _allocator_alloc(allocator)
         outputs: list[tuple[int, Callable[[], None]]] = []
@@ -384,26 +453,44 @@ class Session:
             for buf, (addr, release) in zip(plan.outputs, outputs, strict=True)
         ]
 
+    def _run_stream(self, stream: Stream | int) -> Stream | None:
+        """The stream an async run goes on, resolved where GE-PY registers the session's
+        default allocator for it: after the type checks, before the run call. With an
+        external allocator registered for it GE registers none, so a stream that names no
+        live one is ``None`` here and fails as the run (after GE's own checks); without one
+        it fails now, as ``RegisterDefaultAllocator``. Decision: every run without an external
+        allocator counts as registering (GE registers once per stream; a stream gone after
+        its first run would fail as the run there)."""
+        if _handle(stream) in self._allocators:
+            try:
+                return resolve_stream(stream if isinstance(stream, Stream) else int(stream))
+            except GeError:
+                return None
+        return _resolve("RegisterDefaultAllocator", stream)
+
     # --- allocators -----------------------------------------------------------------------------
     def register_external_allocator(self, stream: Stream | int, allocator: Allocator) -> None:
         """Serve outputs and workspace of async runs on ``stream`` from ``allocator``."""
-        target = _stream_handle(stream, "stream must be an integer")
+        given = _check_stream(stream, "stream must be an integer")
         if not isinstance(allocator, Allocator):
             raise GeTypeError(
-                f"allocator must be a ge.allocator.Allocator, got {type(allocator).__name__}"
+                f"allocator must be an Allocator instance, got {type(allocator).__name__}"
             )
+        target = _resolve("RegisterExternalAllocator", given)
         self._allocators[target.handle] = allocator
 
     def unregister_external_allocator(self, stream: Stream | int) -> None:
-        target = _stream_handle(stream, "stream must be an integer")
-        if self._allocators.pop(target.handle, None) is None:
+        """Stop serving ``stream`` from its external allocator (the stream need not be live
+        any more); ``GeError`` if none is registered for it."""
+        given = _check_stream(stream, "stream must be an integer")
+        if self._allocators.pop(_handle(given), None) is None:
             raise GeError(
                 "UnregisterExternalAllocator",
                 "no allocator is registered for this stream",
-                stream=target.handle,
+                stream=_stream_text(given),
             )
 
-    def __copy__(self) -> NoReturn:
+    def __copy__(self) -> NoReturn:  # GE-PY: RuntimeError (a GeError is one)
         raise GeError("Session does not support copy")
 
     def __deepcopy__(self, memo: object) -> NoReturn:

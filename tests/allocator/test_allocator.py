@@ -32,24 +32,32 @@ def test_memblock_fields_are_read_only() -> None:
 
 
 @pytest.mark.parametrize(("addr", "size"), [(-1, 8), (64, -1), (-(2**70), 0)])
-def test_memblock_rejects_negative_values(addr: int, size: int) -> None:
-    with pytest.raises(ValueError, match=r"addr|size"):
-        MemBlock(addr, size)
+def test_memblock_keeps_negative_values_and_checked_refuses_them(addr: int, size: int) -> None:
+    """GE_ERRORS.md §7: ``MemBlock(addr, size)`` validates nothing; ``checked()`` (what the
+    session applies to an allocator's blocks) refuses them."""
+    block = MemBlock(addr, size)
+    assert (block.addr, block.size) == (addr, size)
+    with pytest.raises(ValueError, match=r"(addr|size) must be >= 0"):
+        block.checked()
 
 
 @pytest.mark.parametrize("bad", [1.0, "64", None, True, False, [64], 1 + 0j])
-def test_memblock_rejects_non_integers(bad: object) -> None:
-    with pytest.raises(TypeError, match="addr"):
-        MemBlock(bad, 8)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="size"):
-        MemBlock(64, bad)  # type: ignore[arg-type]
+def test_memblock_keeps_non_integers_and_checked_refuses_them(bad: object) -> None:
+    assert MemBlock(bad, 8).addr is bad  # type: ignore[arg-type]
+    assert MemBlock(64, bad).size is bad  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^addr must be an integer"):
+        MemBlock(bad, 8).checked()  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^size must be an integer"):
+        MemBlock(64, bad).checked()  # type: ignore[arg-type]
 
 
-def test_memblock_errors_are_ge_errors() -> None:
+def test_memblock_checked_errors_are_ge_errors() -> None:
     with pytest.raises(GeError):
-        MemBlock(-1, 0)
+        MemBlock(-1, 0).checked()
     with pytest.raises(GeError):
-        MemBlock("1", 0)  # type: ignore[arg-type]
+        MemBlock("1", 0).checked()  # type: ignore[arg-type]
+    assert MemBlock(np.int64(64), np.uint32(8)).checked() == (64, 8)
+    assert type(MemBlock(np.int64(64), 8).addr) is int
 
 
 def test_memblock_equality_and_hash() -> None:
@@ -70,6 +78,7 @@ def test_memblock_repr() -> None:
     text = repr(MemBlock(0x1000, 64))
     assert text == "MemBlock(addr=0x1000, size=64)"
     assert "size=0" in repr(MemBlock(0, 0))
+    assert repr(MemBlock("a", None)) == "MemBlock(addr='a', size=None)"  # type: ignore[arg-type]
 
 
 # --- Allocator ----------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def test_async_refuses_it_at_the_call_not_on_the_stream() -> None:
     stream = Stream()
     with pytest.raises(
         GeValueError,
-        match=r"RunGraphWithStreamAsync failed; graph_id=1; "
+        match=r"RunGraphWithStreamAsync failed; graph_id=1, stream=0x[0-9a-f]+; "
         r"inputs\[0\] holds 4 bytes",
     ):
         s.run_graph_with_stream_async(1, stream, [short_host_tensor()])

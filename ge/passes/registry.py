@@ -93,6 +93,14 @@ class PassDescriptor:
             "op_types": list(self.op_types),
         }
 
+    def remove(self) -> bool:
+        """Unregister this pass (ours: the handle a registration leaves, as
+        ``cls.__ge_pass_descriptor__``); ``False`` when it is no longer registered."""
+        with LOCK:
+            if _PASSES.get(self.descriptor_key) is not self:
+                return False
+            return unregister_pass(self.pass_name)
+
 
 _PASSES: dict[str, PassDescriptor] = {}  # descriptor key -> descriptor, in registration order
 _KEY_OF_NAME: dict[str, str] = {}  # pass name -> descriptor key

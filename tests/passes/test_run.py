@@ -336,3 +336,26 @@ def test_explain_needs_a_graph() -> None:
 
     with pytest.raises(TypeError, match="graph must be a ge.graph.Graph, got str"):
         explain("g")  # type: ignore[arg-type]
+
+
+def test_a_registration_leaves_a_handle_that_removes_it() -> None:
+    from ge.passes import get_registered_passes
+
+    cls = register(lambda g, ctx: adds_to_subs(g), name="Removable")
+    handle = cls.__ge_pass_descriptor__
+    assert [d.pass_name for d in get_registered_passes()] == ["Removable"]
+    assert handle.remove() is True and handle.remove() is False
+    assert get_registered_passes() == []
+    x, y = f32(2, 3), f32(2, 3, seed=1)
+    np.testing.assert_allclose(session_run(add_graph(), x, y)[0], (x + y) * 2.0, rtol=1e-6)
+
+
+def test_a_rewritten_graph_computes_what_the_unrewritten_graph_computes() -> None:
+    register_gemm_pass()
+    graph = mm_add_graph()
+    a, w, c = f32(4, 3), f32(3, 5, seed=1), f32(4, 5, seed=2)
+    reference = eval_graph(graph, [a, w, c])[0]  # the reference interpreter runs no passes
+    np.testing.assert_allclose(session_run(graph, a, w, c)[0], reference, rtol=1e-5, atol=1e-6)
+    rewritten = ge.compiler.optimize_graph(graph, fuse=False)
+    assert "GEMM" in {n.type for n in rewritten.get_direct_nodes()}
+    np.testing.assert_allclose(eval_graph(rewritten, [a, w, c])[0], reference, rtol=1e-5, atol=1e-6)

@@ -417,7 +417,7 @@ def _ranges(args: Sequence[Any]) -> tuple[list[int], list[_Range], list[int]]:
     where: list[int] = []
     for i, arg in enumerate(args):
         if isinstance(arg, MemBlock):
-            ranges.append((arg.addr, arg.size, arg.generation))
+            ranges.append((*arg.checked(), arg.generation))  # a hand-made one may hold anything
         elif isinstance(arg, DeviceRange):
             ranges.append((arg.addr, arg.nbytes, arg.generation))
         elif hasattr(arg, "addr") and hasattr(arg, "nbytes"):  # a device ge.graph.Tensor

@@ -70,7 +70,7 @@ def free(block: MemBlock | int) -> None:
     (``ValueError``): a block freed already, even if its address was reused since, and memory
     ``malloc`` did not make (a device ``ge.graph.Tensor``'s, a plan's)."""
     if isinstance(block, MemBlock):
-        addr, generation = block.addr, block.generation
+        addr, generation = block.checked()[0], block.generation  # a hand-made one may hold anything
     else:
         addr, generation = _check_addr(block, "block"), 0
     try:

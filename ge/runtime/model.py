@@ -117,7 +117,7 @@ class _Gear:
                 if x.shape != spec.shape or x.dtype != spec.dtype:
                     return False
             else:
-                size = x.size if isinstance(x, MemBlock) else getattr(x, "nbytes", None)
+                size = x.checked()[1] if isinstance(x, MemBlock) else getattr(x, "nbytes", None)
                 if isinstance(size, int) and (size != spec.nbytes if exact else size < spec.nbytes):
                     return False
         return True
@@ -264,7 +264,7 @@ def _end_loans(loans: list[int]) -> None:
 def _device(x: Any, nbytes: int, what: str, ranges: list[tuple[int, int, int]]) -> int:
     """The address of device memory ``x`` (a MemBlock or DeviceRange of at least ``nbytes``)."""
     if isinstance(x, MemBlock):
-        addr, size, generation = x.addr, x.size, x.generation
+        (addr, size), generation = x.checked(), x.generation
     elif isinstance(x, DeviceRange):
         addr, size, generation = x.addr, x.nbytes, x.generation
     else:

@@ -536,3 +536,32 @@ def test_data_address_is_ctypes_data(make: Callable[[], np.ndarray]) -> None:
     array = make()
     assert _FAST_ADDRESS  # CPython with numpy's documented PyArrayObject layout
     assert data_address(array) == array.ctypes.data
+
+
+@pytest.mark.parametrize(
+    ("addr", "size", "error"),
+    [("x", 3, TypeError), (16, "y", TypeError), (None, None, TypeError), (1.5, 2, TypeError),
+     (-1, 3, ValueError)],
+)
+def test_hand_made_blocks_with_bad_fields_are_refused_with_a_ge_error(
+    addr: object, size: object, error: type[Exception]
+) -> None:
+    """``MemBlock`` stores what it is given (GE-PY's class checks nothing); whatever takes one
+    checks it, so a bad field is a named GeError, never a raw formatting error."""
+    block = MemBlock(addr, size)  # type: ignore[arg-type]
+    with pytest.raises(error, match="(addr|size) must be") as info:
+        runtime.free(block)
+    assert isinstance(info.value, GeError)
+    kernel = runtime.load_kernel_binary(
+        runtime.compile_kernel(_noop_kernel, "noop")
+    ).get_function("noop")
+    stream = runtime.Stream()
+    try:
+        with pytest.raises(error, match="(addr|size) must be"):
+            runtime.launch_kernel(kernel, 1, stream, [block])
+    finally:
+        stream.synchronize()
+
+
+def _noop_kernel(block_idx, block_dim, args):  # type: ignore[no-untyped-def]
+    pass

@@ -1,7 +1,7 @@
 """``GE_DUMP_GRAPH=<dir>`` (``Options.dump_graph``): write the graph after each pipeline step,
 for people to read.
 
-Files are ``<dir>/ge_<graph>_<nn>_<step>.txt`` holding ``str(graph)``; the step number keeps
+Files are ``<dir>/ge_<graph>_<nn>_<step>.txt`` holding ``graph.as_text()``; the step number keeps
 them in pipeline order. Nothing is written when the variable is unset or empty; a directory
 that cannot be written is reported once as a warning, never as a compile failure.
 """
@@ -33,7 +33,7 @@ def dump_step(graph: Graph, index: int, step: str, directory: str | None = None)
     try:
         os.makedirs(directory, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(str(graph) + "\n")
+            f.write(graph.as_text() + "\n")
     except OSError as e:
         if directory not in _WARNED:
             _WARNED.add(directory)

@@ -613,6 +613,15 @@ class Graph:
 
         verify_graph(self, ops=ops)
 
+    def as_text(self) -> str:
+        """Our deterministic listing (ours): every node with its inputs, attributes and
+        output descs, then the outputs and the subgraphs (``ge.graph._printer``). Golden tests,
+        ``GE_DUMP_GRAPH`` dumps and ``.lower().as_text()`` read this; ``str(graph)`` is GE's
+        readable dump instead."""
+        from ge.graph._printer import format_graph  # noqa: PLC0415
+
+        return format_graph(self)
+
     def __str__(self) -> str:
         from ge.graph._printer import format_graph  # noqa: PLC0415
 

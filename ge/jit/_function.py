@@ -284,7 +284,7 @@ class Lowered:
 
     def as_text(self) -> str:
         plan = self.plan.as_text() if self.plan is not None else "(no plan: nothing to run)"
-        return f"{self.graph}\n{plan}"
+        return f"{self.graph.as_text()}\n{plan}"
 
     def __repr__(self) -> str:
         return f"<Lowered {self.graph.name}: {len(self.graph.get_direct_nodes())} nodes>"

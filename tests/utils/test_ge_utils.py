@@ -3,6 +3,7 @@ support query."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -151,7 +152,7 @@ def test_failing_inference_leaves_every_desc_unchanged() -> None:
     g = b.build_and_reset([y])
     before = descs(g)
     text_before = str(g)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"^Failed to infer shape"):
         GeUtils.infer_shape(g, [[2, 3], [4]])
     assert descs(g) == before
     assert str(g) == text_before
@@ -161,7 +162,7 @@ def test_failing_inference_inside_a_subgraph_restores_everything() -> None:
     g, _ = if_graph(const_len=3)
     before = descs(g)
     text_before = str(g)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"^Failed to infer shape"):
         GeUtils.infer_shape(g, [[], [5]])  # then_g adds a [3] constant to a [5] input
     assert descs(g) == before
     assert str(g) == text_before
@@ -171,24 +172,28 @@ def test_failing_inference_inside_a_subgraph_restores_everything() -> None:
 
 
 @pytest.mark.parametrize(
-    ("graph", "shapes"),
+    ("graph", "shapes", "error", "text"),
     [
-        ("not a graph", [[2, 3]]),
-        (None, [[2, 3]]),
-        ("GRAPH", ([2, 3], [3, 4])),
-        ("GRAPH", [(2, 3), [3, 4]]),
-        ("GRAPH", [[2.0, 3], [3, 4]]),
-        ("GRAPH", [[True, 3], [3, 4]]),
-        ("GRAPH", [[2, "3"], [3, 4]]),
-        ("GRAPH", "2,3"),
-        ("GRAPH", None),
+        ("not a graph", [[2, 3]], AttributeError, "'str' object has no attribute '_handle'"),
+        (None, [[2, 3]], AttributeError, "'NoneType' object has no attribute '_handle'"),
+        ("GRAPH", ([2, 3], [3, 4]), TypeError, "input_shapes must be a list of shape lists"),
+        ("GRAPH", [(2, 3), [3, 4]], TypeError, "input_shapes must be a list of shape lists"),
+        ("GRAPH", [[2.0, 3], [3, 4]], TypeError, "each shape dim must be an integer"),
+        ("GRAPH", [[2, "3"], [3, 4]], TypeError, "each shape dim must be an integer"),
+        ("GRAPH", "2,3", TypeError, "input_shapes must be a list of shape lists"),
+        ("GRAPH", None, TypeError, "input_shapes must be a list of shape lists"),
     ],
 )
-def test_infer_shape_bad_argument_types(graph: Any, shapes: Any) -> None:
+def test_infer_shape_bad_argument_types(
+    graph: Any, shapes: Any, error: type[Exception], text: str
+) -> None:
+    """GE_ERRORS.md §6; every row is a TypeError in ours (the AttributeError rows too). A
+    ``bool`` dim is accepted, as GE accepts it (tests/utils/test_ge_errors.py)."""
     g, _ = mlp_graph()
     before = descs(g)
-    with pytest.raises(TypeError):
+    with pytest.raises(error, match="^" + re.escape(text)) as info:
         GeUtils.infer_shape(g if graph == "GRAPH" else graph, shapes)
+    assert isinstance(info.value, TypeError)
     assert descs(g) == before
 
 
@@ -212,5 +217,8 @@ def test_check_node_support_on_aicore_answers_from_the_compiler() -> None:
 
 @pytest.mark.parametrize("bad", [None, "Relu", 1, Graph("g")])
 def test_check_node_support_on_aicore_type_error(bad: Any) -> None:
-    with pytest.raises(TypeError):
+    """GE reads ``node._handle``: an AttributeError with Python's text; ours is a TypeError too."""
+    text = f"'{type(bad).__name__}' object has no attribute '_handle'"
+    with pytest.raises(AttributeError, match="^" + re.escape(text)) as info:
         GeUtils.check_node_support_on_aicore(bad)
+    assert isinstance(info.value, TypeError)

@@ -110,6 +110,9 @@ class GraphBuilder:
         self._txn_depth = 0
         # set by a tracer (ge.jit): what is being traced, for errors about traced values
         self._trace_note: str | None = None
+        # set by a tracer (ge.jit): operators and numpy functions follow numpy's dtype rules
+        # (ge.es._numpy_rules) instead of GE-PY's
+        self._numpy_semantics = False
         # a builder of a subgraph may use values of the builder it is nested in: each such
         # value becomes an extra graph input (index _capture_at, _capture_at + 1, ...)
         self._outer: GraphBuilder | None = None

@@ -10,6 +10,11 @@ tensors casts to float32 first (numpy's true division), while the ``/`` operator
 value's truth is only known at run time. A numpy ufunc that is one op is found through that
 op's ``OpDef.ufunc`` (its row in ``ge.ops``), so an op registered at run time with a ``ufunc``
 name is reached by ``np.<name>(holder)`` too; only composite ufuncs are listed here.
+
+Inside ``ge.jit`` (a builder with ``_numpy_semantics``, set by the tracer and inherited by
+``cond``/``while_loop`` bodies) the operators, ufuncs and numpy functions follow numpy's rules
+instead (``ge.es._numpy_rules``): NEP 50 promotion, ``/`` true division in float64 for ints,
+``//``/``%``/``divmod`` (which ES holders do not have), numpy's reduction dtypes.
 """
 
 from __future__ import annotations
@@ -33,6 +38,33 @@ if TYPE_CHECKING:
     from ge.es.graph_builder import GraphBuilder
 
 __all__ = ["TensorHolder"]
+
+
+_SAME = "same"  # ``_operator``'s default: GE-PY builds the numpy op's GE op too
+
+
+def _operator(
+    ufunc: str, numpy_op: str, ge_op: str | None = _SAME, reflected: bool = False
+) -> Callable[[TensorHolder, Any], Any]:
+    """A binary operator: numpy's ``np.<ufunc>`` rules built with ``numpy_op`` inside ge.jit,
+    else GE-PY's ``ge_op`` (``None``: not an ES operator, so Python raises ``TypeError``)."""
+    ge_type = numpy_op if ge_op == _SAME else ge_op
+
+    def method(self: TensorHolder, other: Any) -> Any:
+        anchor = innermost(self, other)
+        if anchor._builder._numpy_semantics:
+            a, b = (other, self) if reflected else (self, other)
+            return _numpy_rules.binary(anchor, ufunc, numpy_op, a, b)
+        if ge_type is None:
+            return NotImplemented
+        if reflected:
+            return self._op(ge_type, self._operand(other), self)
+        return self._op(ge_type, self, other)
+
+    return method
+
+
+_power = _operator("power", "Pow")
 
 
 class TensorHolder:
@@ -156,58 +188,65 @@ class TensorHolder:
     def _ints(self, values: Sequence[int], what: str = "shape, axes or indexes") -> TensorHolder:
         return self._operand(np.asarray([_as_int(v, what) for v in values], dtype=np.int64))
 
-    # GE-PY's four, plus the reflected forms (the left operand is converted first).
-    def __add__(self, other: Any) -> TensorHolder:
-        return self._op("Add", self, other)
-
-    def __radd__(self, other: Any) -> TensorHolder:
-        return self._op("Add", self._operand(other), self)
-
-    def __sub__(self, other: Any) -> TensorHolder:
-        return self._op("Sub", self, other)
-
-    def __rsub__(self, other: Any) -> TensorHolder:
-        return self._op("Sub", self._operand(other), self)
-
-    def __mul__(self, other: Any) -> TensorHolder:
-        return self._op("Mul", self, other)
-
-    def __rmul__(self, other: Any) -> TensorHolder:
-        return self._op("Mul", self._operand(other), self)
-
-    def __truediv__(self, other: Any) -> TensorHolder:
-        return self._op("Div", self, other)
-
-    def __rtruediv__(self, other: Any) -> TensorHolder:
-        return self._op("Div", self._operand(other), self)
+    # GE-PY's four, plus the reflected forms (the left operand is converted first); inside
+    # ge.jit (a builder with numpy semantics) numpy's rules instead: see ge.es._numpy_rules.
+    __add__ = _operator("add", "Add")
+    __radd__ = _operator("add", "Add", reflected=True)
+    __sub__ = _operator("subtract", "Sub")
+    __rsub__ = _operator("subtract", "Sub", reflected=True)
+    __mul__ = _operator("multiply", "Mul")
+    __rmul__ = _operator("multiply", "Mul", reflected=True)
+    __truediv__ = _operator("divide", "Div", "Div")
+    __rtruediv__ = _operator("divide", "Div", "Div", reflected=True)
 
     def add(self, other: Any) -> TensorHolder:
-        return self.__add__(other)
+        return self.__add__(other)  # type: ignore[no-any-return]
 
     def sub(self, other: Any) -> TensorHolder:
-        return self.__sub__(other)
+        return self.__sub__(other)  # type: ignore[no-any-return]
 
     def mul(self, other: Any) -> TensorHolder:
-        return self.__mul__(other)
+        return self.__mul__(other)  # type: ignore[no-any-return]
 
     def div(self, other: Any) -> TensorHolder:
-        return self.__truediv__(other)
+        return self.__truediv__(other)  # type: ignore[no-any-return]
 
-    # Ours.
+    # Ours. ``//``, ``%`` and ``divmod`` are numpy's, inside ge.jit only (GE-PY has none).
+    __floordiv__ = _operator("floor_divide", "", None)
+    __rfloordiv__ = _operator("floor_divide", "", None, reflected=True)
+    __mod__ = _operator("remainder", "", None)
+    __rmod__ = _operator("remainder", "", None, reflected=True)
+
+    def __divmod__(self, other: Any) -> Any:
+        return _divmod(self, self, other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return _divmod(self, other, self)
+
     def __neg__(self) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return _numpy_rules.unary(self, "negative", "Neg", self)
         return self._op("Neg", self)
 
     def __pos__(self) -> TensorHolder:
         return self
 
     def __abs__(self) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return _numpy_rules.unary(self, "absolute", "Abs", self)
         return self._op("Abs", self)
 
     def __pow__(self, other: Any) -> TensorHolder:
-        return self._op("Pow", self, other)
+        if (
+            self._builder._numpy_semantics
+            and self.dtype == np.bool_
+            and type(other) is int
+            and other == 2
+        ):
+            return _numpy_rules.unary(self, "square", "Square", self)  # numpy's x**2 is square
+        return _power(self, other)  # type: ignore[no-any-return]
 
-    def __rpow__(self, other: Any) -> TensorHolder:
-        return self._op("Pow", self._operand(other), self)
+    __rpow__ = _operator("power", "Pow", reflected=True)
 
     def __matmul__(self, other: Any) -> TensorHolder:
         return _matmul(self, self._operand(other))
@@ -215,23 +254,14 @@ class TensorHolder:
     def __rmatmul__(self, other: Any) -> TensorHolder:
         return _matmul(self._operand(other), self)
 
-    def __lt__(self, other: Any) -> TensorHolder:
-        return self._op("Less", self, other)
+    __lt__ = _operator("less", "Less")
+    __le__ = _operator("less_equal", "LessEqual")
 
-    def __le__(self, other: Any) -> TensorHolder:
-        return self._op("LessEqual", self, other)
+    __gt__ = _operator("greater", "Greater")
+    __ge__ = _operator("greater_equal", "GreaterEqual")
 
-    def __gt__(self, other: Any) -> TensorHolder:
-        return self._op("Greater", self, other)
-
-    def __ge__(self, other: Any) -> TensorHolder:
-        return self._op("GreaterEqual", self, other)
-
-    def __eq__(self, other: Any) -> TensorHolder:  # type: ignore[override]
-        return self._op("Equal", self, other)
-
-    def __ne__(self, other: Any) -> TensorHolder:  # type: ignore[override]
-        return self._op("NotEqual", self, other)
+    __eq__ = _operator("equal", "Equal")
+    __ne__ = _operator("not_equal", "NotEqual")
 
     def __and__(self, other: Any) -> TensorHolder:
         return self._op("LogicalAnd", self, other)
@@ -325,24 +355,47 @@ class TensorHolder:
             attrs={"keep_dims": bool(keepdims), "noop_with_empty_axes": False},
         )
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
-        """numpy's rule: booleans are counted (as int64)."""
-        source = self.astype(np.int64) if self.dtype == np.bool_ else self
+    def _numpy_reduce(self, method: str, axis: Any, keepdims: bool, dtype: Any) -> TensorHolder:
+        """numpy's reduction: in ``dtype`` if given, else in numpy's accumulator type."""
+        if dtype is not None:
+            return self.astype(dtype)._reduce(_REDUCE_OPS[method], axis, keepdims)
+        source = _numpy_rules.reduction_source(self, method)
+        reduced = source._reduce(_REDUCE_OPS[method], axis, keepdims)
+        return _numpy_rules.reduction_result(reduced, method, self.dtype)
+
+    def sum(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> TensorHolder:
+        """numpy's rule: booleans are counted (as int64); inside ge.jit integers accumulate
+        in int64 (uint64 for unsigned) as numpy's do."""
+        if self._builder._numpy_semantics:
+            return self._numpy_reduce("sum", axis, keepdims, dtype)
+        source = self.astype(dtype) if dtype is not None else self
+        source = source.astype(np.int64) if source.dtype == np.bool_ else source
         return source._reduce("ReduceSum", axis, keepdims)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+    def mean(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> TensorHolder:
         """numpy's rule: the mean of integers or booleans is float64."""
-        source = self.astype(np.float64) if self.dtype.kind in "biu" else self
+        if self._builder._numpy_semantics:
+            return self._numpy_reduce("mean", axis, keepdims, dtype)
+        source = self.astype(dtype) if dtype is not None else self
+        source = source.astype(np.float64) if source.dtype.kind in "biu" else source
         return source._reduce("ReduceMean", axis, keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return self._numpy_reduce("max", axis, keepdims, None)
         return self._reduce("ReduceMax", axis, keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return self._numpy_reduce("min", axis, keepdims, None)
         return self._reduce("ReduceMin", axis, keepdims)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> TensorHolder:
-        return self._reduce("ReduceProd", axis, keepdims)
+    def prod(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> TensorHolder:
+        """Inside ge.jit integers and booleans multiply in int64 (uint64), as numpy's do."""
+        if self._builder._numpy_semantics:
+            return self._numpy_reduce("prod", axis, keepdims, dtype)
+        source = self.astype(dtype) if dtype is not None else self
+        return source._reduce("ReduceProd", axis, keepdims)
 
     def argmax(self, axis: int | None = None) -> TensorHolder:
         source = self if axis is not None else self.reshape(-1)
@@ -384,6 +437,12 @@ for _name in (
     "__rmul__",
     "__truediv__",
     "__rtruediv__",
+    "__floordiv__",
+    "__rfloordiv__",
+    "__mod__",
+    "__rmod__",
+    "__divmod__",
+    "__rdivmod__",
     "__neg__",
     "__abs__",
     "__pow__",
@@ -413,6 +472,8 @@ for _name in (
 
 # --- helpers the operators and numpy rules share --------------------------------------------------
 def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
+    if a._builder._numpy_semantics:
+        a, b = _numpy_rules.matmul_operands(a, b)
     a2 = a._op("ExpandDims", a, a._ints([0])) if a.ndim == 1 else a
     b2 = b._op("ExpandDims", b, b._ints([-1])) if b.ndim == 1 else b
     op = "MatMulV2" if a2.ndim == 2 and b2.ndim == 2 else "BatchMatMulV2"
@@ -502,20 +563,52 @@ def _as_int(value: Any, what: str) -> int:
     return int(value)
 
 
-def _unary(op_type: str) -> Callable[..., TensorHolder]:
-    return lambda self, x: self._operand(x)._op(op_type, x)
+def _unary(op_type: str, ufunc: str) -> Callable[..., TensorHolder]:
+    def build(self: TensorHolder, x: Any) -> TensorHolder:
+        holder = self._operand(x)
+        if holder._builder._numpy_semantics and _numpy_rules.is_ufunc(ufunc):
+            return _numpy_rules.unary(holder, ufunc, op_type, holder)
+        return holder._op(op_type, x)
+
+    return build
 
 
-def _binary(op_type: str) -> Callable[..., TensorHolder]:
+def _binary(op_type: str, ufunc: str) -> Callable[..., TensorHolder]:
     def build(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
-        anchor = a if isinstance(a, TensorHolder) else b
+        anchor = innermost(a if isinstance(a, TensorHolder) else b, a, b)
+        if anchor._builder._numpy_semantics and _numpy_rules.is_ufunc(ufunc):
+            return _numpy_rules.binary(anchor, ufunc, op_type, a, b)
         return anchor._op(op_type, anchor._operand(a), anchor._operand(b))
 
     return build
 
 
+def _numpy_only(ufunc: str) -> Callable[..., Any]:
+    """A ufunc GE-PY's holders do not have (numpy raises its ``TypeError``); ge.jit's do."""
+
+    def build(self: TensorHolder, a: Any, b: Any) -> Any:
+        anchor = innermost(a if isinstance(a, TensorHolder) else b, a, b)
+        if not anchor._builder._numpy_semantics:
+            return NotImplemented
+        if ufunc == "divmod":
+            return _divmod(anchor, a, b)
+        return _numpy_rules.binary(anchor, ufunc, "", a, b)
+
+    return build
+
+
+def _divmod(self: TensorHolder, a: Any, b: Any) -> Any:
+    anchor = innermost(self, a, b)
+    if not anchor._builder._numpy_semantics:
+        return NotImplemented
+    dtype = _numpy_rules.loop_dtypes("floor_divide", _numpy_rules.key(a), _numpy_rules.key(b))[0]
+    return _numpy_rules.floor_divmod(anchor, a, b, dtype)
+
+
 def _true_divide(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
     anchor = a if isinstance(a, TensorHolder) else b
+    if anchor._builder._numpy_semantics:
+        return _numpy_rules.binary(innermost(anchor, a, b), "divide", "Div", a, b)
     x, y = anchor._operand(a), anchor._operand(b)
     if x.dtype.kind in "biu" and y.dtype.kind in "biu":
         x, y = x.astype(np.float32), y.astype(np.float32)
@@ -528,6 +621,9 @@ _UFUNCS: dict[str, Callable[..., Any]] = {
     "divide": _true_divide,
     "true_divide": _true_divide,
     "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
+    "floor_divide": _numpy_only("floor_divide"),
+    "remainder": _numpy_only("remainder"),
+    "divmod": _numpy_only("divmod"),
 }
 _UFUNC_OPS: dict[str, str] = {op.ufunc: op.type for op in registry() if op.ufunc}
 
@@ -547,7 +643,7 @@ def _ufunc_rule(name: str) -> Callable[..., Any] | None:
     op = find_op(op_type) if op_type is not None else None
     if op is None or op.ufunc != name:
         return _UFUNCS.get(name)
-    return _unary(op.type) if len(op.inputs) == 1 else _binary(op.type)
+    return _unary(op.type, name) if len(op.inputs) == 1 else _binary(op.type, name)
 
 
 def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:
@@ -579,33 +675,52 @@ def _reduction(method: str) -> Callable[..., TensorHolder]:
             names = (["out"] if out is not None else []) + sorted(unsupported)
             raise GeTypeError(f"np.{method} of a TensorHolder does not take {', '.join(names)}")
         x = self._operand(a)
-        if dtype is not None:
-            x = x.astype(dtype)
-        return getattr(x, method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
+        if dtype is None:
+            return getattr(x, method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
+        if method in ("max", "min"):
+            raise GeTypeError(f"np.{method} of a TensorHolder does not take dtype")
+        return getattr(x, method)(axis=axis, keepdims=keepdims, dtype=dtype)  # type: ignore[no-any-return]
 
     return rule
 
 
 def _where(self: TensorHolder, cond: Any, a: Any, b: Any) -> TensorHolder:
     anchor = _anchor(self, a, b, cond)
+    if anchor._builder._numpy_semantics:
+        return _numpy_rules.where(anchor, cond, a, b)
     return anchor._op("SelectV2", anchor._operand(cond), anchor._operand(a), anchor._operand(b))
+
+
+def _parts(anchor: TensorHolder, seq: Sequence[Any]) -> list[TensorHolder]:
+    """The holders to join; inside ge.jit, cast to their numpy result type."""
+    parts = [anchor._operand(x) for x in seq]
+    if anchor._builder._numpy_semantics and parts:
+        dtype = _numpy_rules.concat_dtype(parts)
+        parts = [p.astype(dtype) for p in parts]
+    return parts
 
 
 def _concatenate(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
     anchor = _anchor(self, *seq)
-    parts = [anchor._operand(x) for x in seq]
+    parts = _parts(anchor, seq)
     return anchor._op("ConcatV2", parts, anchor._ints([axis]), attrs={"N": len(parts)})
 
 
 def _stack(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
     anchor = _anchor(self, *seq)
-    parts = [anchor._operand(x) for x in seq]
+    parts = _parts(anchor, seq)
     expanded = [p._op("ExpandDims", p, p._ints([axis])) for p in parts]
     return anchor._op("ConcatV2", expanded, anchor._ints([axis]), attrs={"N": len(parts)})
 
 
 def _clip(self: TensorHolder, a: Any, a_min: Any, a_max: Any, **_: Any) -> TensorHolder:
     x = self._operand(a)
+    if x._builder._numpy_semantics:
+        if a_min is not None:
+            x = _numpy_rules.binary(x, "maximum", "Maximum", x, a_min)
+        if a_max is not None:
+            x = _numpy_rules.binary(x, "minimum", "Minimum", x, a_max)
+        return x
     if a_min is not None:
         x = x._op("Maximum", x, a_min)
     if a_max is not None:
@@ -655,3 +770,13 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "zeros_like": lambda self, a, **_: self._operand(a)._op("ZerosLike", self._operand(a)),
     "ones_like": lambda self, a, **_: self._operand(a)._op("OnesLike", self._operand(a)),
 }
+
+_REDUCE_OPS = {
+    "sum": "ReduceSum",
+    "mean": "ReduceMean",
+    "max": "ReduceMax",
+    "min": "ReduceMin",
+    "prod": "ReduceProd",
+}
+
+from ge.es import _numpy_rules  # noqa: E402  (it builds on TensorHolder, defined above)

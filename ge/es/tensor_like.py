@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ge.es.graph_builder import GraphBuilder
     from ge.es.tensor_holder import TensorHolder
 
-__all__ = ["TensorLike", "is_tensor_like", "to_const"]
+__all__ = ["TensorLike", "as_array", "is_tensor_like", "to_const", "typed_const"]
 
 TensorLike = int | float | list["TensorLike"]
 
@@ -49,7 +49,8 @@ def _weak_type(array: np.ndarray, like: DataType | None) -> DataType:
     return _default_type(array)
 
 
-def _as_array(value: Any) -> np.ndarray:
+def as_array(value: Any) -> np.ndarray:
+    """``value`` as a numpy array (numpy's own dtype for it); lists of numbers only."""
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
     try:
@@ -65,11 +66,11 @@ def _as_array(value: Any) -> np.ndarray:
 
 # The tensor made for a Python number, by (type, repr, like): ``x * 0.5`` in a loop makes the
 # same constant each time. Safe to share: the Const attribute stores its own copy.
-_SCALARS: dict[tuple[type, str, DataType | None], Tensor] = {}
+_SCALARS: dict[tuple[type, str, DataType | None, bool], Tensor] = {}
 
 
 def _tensor_of(value: Any, like: DataType | None) -> Tensor:
-    array = _as_array(value)
+    array = as_array(value)
     if isinstance(value, (np.ndarray, np.generic)):
         data_type = data_type_from_numpy(array.dtype)
     else:
@@ -78,16 +79,42 @@ def _tensor_of(value: Any, like: DataType | None) -> Tensor:
     return Tensor.from_numpy(array)
 
 
+def _cached(value: Any, data_type: DataType | None, exact: bool) -> Tensor:
+    key = (type(value), repr(value), data_type, exact)  # repr: 0.0 and -0.0 differ, nan finds nan
+    tensor = _SCALARS.get(key)
+    if tensor is None:
+        tensor = _exact_tensor(value, data_type) if exact else _tensor_of(value, data_type)
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        _SCALARS[key] = tensor
+    return tensor
+
+
+def _exact_tensor(value: Any, data_type: DataType | None) -> Tensor:
+    with np.errstate(over="ignore"):  # a float too large for float16 is inf, as in numpy
+        if type(value) in (float, int, bool):  # numpy's OverflowError for an int that won't fit
+            array = np.asarray(value, dtype=None if data_type is None else numpy_dtype(data_type))
+        else:
+            array = as_array(value)
+            array = array if data_type is None else array.astype(numpy_dtype(data_type))
+        return Tensor.from_numpy(np.array(array, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+
+
 def to_const(builder: GraphBuilder, value: Any, like: DataType | None = None) -> TensorHolder:
     """A Const node holding ``value``; see the module docstring for its dtype."""
     if type(value) is float or type(value) is int:
-        key = (type(value), repr(value), like)  # repr: 0.0 and -0.0 differ, nan finds nan
-        tensor = _SCALARS.get(key)
-        if tensor is None:
-            tensor = _tensor_of(value, like)
-            if len(_SCALARS) >= 1024:
-                _SCALARS.clear()
-            _SCALARS[key] = tensor
+        tensor = _cached(value, like, exact=False)
     else:
         tensor = _tensor_of(value, like)
+    return builder._holder(builder._add("Const", [], {"value": tensor}))
+
+
+def typed_const(builder: GraphBuilder, value: Any, data_type: DataType) -> TensorHolder:
+    """A Const node holding ``value`` converted to ``data_type`` as numpy converts it (the
+    weak-scalar rule of ``ge.jit``'s numpy semantics; a Python int that does not fit raises
+    numpy's ``OverflowError``)."""
+    if type(value) in (float, int, bool):
+        tensor = _cached(value, data_type, exact=True)
+    else:
+        tensor = _exact_tensor(value, data_type)
     return builder._holder(builder._add("Const", [], {"value": tensor}))

@@ -86,6 +86,7 @@ def _subgraph(
     the outputs unchanged (a loop body passes them on)."""
     builder = GraphBuilder(f"{parent.name}_{role}_{next(_NAMES)}")
     builder._trace_note = parent._trace_note
+    builder._numpy_semantics = parent._numpy_semantics
     builder._outer = parent
     builder._capture_at = len(like)
     inputs = [

@@ -560,6 +560,7 @@ class JitFunction:
             self._traces += 1
         builder = GraphBuilder(_graph_name(self._name))
         builder._trace_note = f"@ge.jit function {self._name} ({self._where})"
+        builder._numpy_semantics = True  # traced values follow numpy (ge.es._numpy_rules)
         holders: list[Any] = []
         k = 0
         for leaf in signature.leaves:

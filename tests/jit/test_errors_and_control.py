@@ -409,7 +409,7 @@ def test_nested_control_flow() -> None:
     def collatz_steps(n):
         def body(s):
             v, steps = s
-            v = ge.jit.cond((v - (v / 2) * 2) == 0, lambda a: a / 2, lambda a: a * 3 + 1, v)
+            v = ge.jit.cond(v % 2 == 0, lambda a: a // 2, lambda a: a * 3 + 1, v)
             return v, steps + 1
 
         return ge.jit.while_loop(lambda s: s[0] != 1, body, (n, np.int32(0)))[1]

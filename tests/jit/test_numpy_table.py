@@ -40,13 +40,12 @@ class Record:
     draw: str = "normal"  # "normal", "positive", "unit" (in (-1, 1)), "bool" (first arg)
     rtol: float | None = None  # loosened per op (a longer reduction, a transcendental)
     atol: float | None = None
-    keeps_int: bool = False  # GE keeps int32 where numpy widens to the platform int (sums)
 
 
 UNARY = (((3, 4),), ((),), ((0, 3),), ((2, 3, 4),))
 BINARY = (((3, 4), (3, 4)), ((), ()), ((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((0, 3), (1, 3)))
 MATRIX = (((3, 4),), ((2, 3, 4),), ((0, 4),))
-SUM: dict[str, Any] = {"rtol": 1e-5, "atol": 1e-5, "keeps_int": True}
+SUM: dict[str, Any] = {"rtol": 1e-5, "atol": 1e-5}
 
 RECORDS: tuple[Record, ...] = (
     # --- Python operators ---------------------------------------------------------------------
@@ -243,8 +242,6 @@ def _params() -> list[Any]:
 
 def assert_matches(actual: Any, expected: Any, dtype: str, record: Record) -> None:
     expected = np.asarray(expected)
-    if record.keeps_int and dtype == "int32":
-        expected = expected.astype(np.int32)  # numpy sums int32 as int64; GE keeps int32
     assert isinstance(actual, np.ndarray), f"got a {type(actual).__name__}"
     assert actual.shape == expected.shape, f"shape {actual.shape} != numpy's {expected.shape}"
     assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != numpy's {expected.dtype}"
@@ -270,14 +267,13 @@ def test_jit_matches_numpy(record: Record, shapes: Shapes, dtype: str) -> None:
     assert_matches(second, expected, dtype, record)
 
 
-# --- documented deviations from numpy (decisions, pinned) -----------------------------------------
-def test_np_divide_of_integers_is_float32_true_division() -> None:
-    """numpy gives float64; ours casts to float32 first (tensor_holder's documented decision)."""
+# --- numpy's true division of integers (float64; tests/jit/test_numpy_promotion.py has more) -----
+def test_np_divide_of_integers_is_float64_true_division() -> None:
     x = np.array([1, -7, 9, 0], np.int32)
     y = np.array([2, 2, -4, 3], np.int32)
     out = ge.jit(np.divide)(x, y)
-    assert out.dtype == np.float32
-    np.testing.assert_array_equal(out, (x / y).astype(np.float32))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, x / y)
 
 
 # --- gaps and bugs found while writing the table (each one a numpy result we do not match) -------

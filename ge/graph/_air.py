@@ -268,7 +268,7 @@ def model_to_bytes(graph: Graph) -> bytes:
 
 def _check_path(file_path: object) -> str:
     if not isinstance(file_path, (str, os.PathLike)):
-        raise GeTypeError(f"file_path must be a str, got {type(file_path).__name__}")
+        raise GeTypeError(f"file_path must be a string, got {type(file_path).__name__}")
     return os.fspath(file_path)
 
 
@@ -525,7 +525,7 @@ def _decode_model(model: Any) -> Graph:
     root = graphs[0][0]
     by_name = {g._name: g for g, _ in graphs[1:]}
     for sub in by_name.values():
-        root.add_subgraph(sub)
+        root.register_subgraph(sub)
     for graph, ops in graphs:
         _, cyclic = topological_order(graph)
         if cyclic:

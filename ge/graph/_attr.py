@@ -1,15 +1,23 @@
 """Attribute values: the Python value -> GE attribute kind rules, and the stored form.
 
-``infer_attr_value`` follows GE-PY's ``_AttrValue.set_value`` order exactly (GE_REFERENCE.md
-§4.5): str, float, bool, DataType, Tensor, int, then lists of all-float, all-bool, all-int,
-all-str. Its quirks are kept: a list of ``DataType`` members is a list of ints (``DataType`` is
-an ``IntEnum``), and an empty list is refused. Floats are stored rounded to float32, as GE's C++
-side stores them, so an AIR round trip returns exactly what ``get_attr`` returned before.
+``infer_attr_value`` follows GE-PY's ``_AttrValue.set_value`` exactly (GE_ERRORS.md §2.5):
+str, float, bool, DataType, Tensor, int, then lists of all-float, all-bool, all-int, all-str,
+first match wins. Its quirks are kept: a list of ``DataType`` members is a list of ints
+(``DataType`` is an ``IntEnum``), an empty list is refused (``"Empty list is not
+supported"``), an int outside int64 wraps silently as GE's C ``int64`` does, and every other
+value (``None``, a dict, a tuple, a list mixing ints and floats, a list of lists, ...) is
+``ValueError("Unsupported attribute type: <type> for value: <value>")``. Floats are stored
+rounded to float32, as GE's C++ side stores them, so an AIR round trip returns exactly what
+``get_attr`` returned before. ``ge_attr_python`` is GE's ``get_value``: only those kinds read
+back (``"Unsupported attribute type: <int>"`` for the others), and an empty stored list is
+``"Failed to get list value"``.
 
-Decisions beyond GE-PY (values GE-PY would refuse): tuples are taken like lists; ``bytes``,
-``TensorDesc``, ``Graph``, ``NamedAttrs`` and lists of int lists infer their own kinds; every
-other kind (list of tensors, list of float lists, ...) is reached by passing ``value_type``
-explicitly to ``set_attr``.
+Ours, under names of ours (GE's API refuses these values): ``set_attr(key, value,
+value_type)`` stores any kind explicitly (a list of int lists: ``VT_LIST_LIST_INT``; descs,
+graphs, bytes, named attrs, lists of tensors...); ``infer_attr_value(value, extended=True)``
+(``NamedAttrs.of``) also takes tuples like lists, ``bytes``, ``TensorDesc``, ``Graph`` and
+lists of int lists; an ``AttrValue`` and a ``NamedAttrs`` (types of ours) are stored; and
+``Node.attr_value(name).value`` reads every kind.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ge.error import GeTypeError, GeValueError
+from ge.error import GeTypeError, GeValueError, GraphError
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DataType
 
@@ -35,9 +43,10 @@ VT = AttrValueType
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def check_attr_key(key: object) -> str:
+def check_attr_key(key: object, text: str = "Attribute key must be a string") -> str:
+    """``key`` if it is a ``str``; else ``TypeError(text)`` (GE's text for the argument)."""
     if not isinstance(key, str):
-        raise GeTypeError(f"Attribute key must be a string, got {type(key).__name__}")
+        raise GeTypeError(f"{text}, got {type(key).__name__}")
     return key
 
 
@@ -182,7 +191,8 @@ class NamedAttrs:
     def of(cls, name: str, attrs: Mapping[str, object]) -> NamedAttrs:
         """Build from plain Python values, inferring each kind as ``set_attr`` does."""
         return cls(
-            _to_str(name), {check_attr_key(k): infer_attr_value(v) for k, v in attrs.items()}
+            _to_str(name),
+            {check_attr_key(k): infer_attr_value(v, extended=True) for k, v in attrs.items()},
         )
 
     def __eq__(self, other: object) -> bool:
@@ -209,7 +219,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, _tensor_cls()) and isinstance(b, _tensor_cls()):
         return a._same_as(b)
     if isinstance(a, _graph_cls()) and isinstance(b, _graph_cls()):
-        return a is b or str(a) == str(b)
+        return a is b or a.as_text() == b.as_text()
     return type(a) is type(b) and bool(a == b)
 
 
@@ -233,10 +243,18 @@ def make_attr_value(value: object, value_type: AttrValueType) -> AttrValue:
         ) from None
 
 
-def _list_kind(items: list[Any] | tuple[Any, ...]) -> AttrValueType | None:
+def _wrap_int64(v: object) -> int:
+    """``int(v)`` as GE's C ``int64`` stores it: wrapped silently outside the range."""
+    i: int = int(v)  # type: ignore[call-overload]
+    if _INT64_MIN <= i <= _INT64_MAX:
+        return i
+    return (i - _INT64_MIN) % (1 << 64) + _INT64_MIN
+
+
+def _list_kind(items: list[Any] | tuple[Any, ...], extended: bool) -> AttrValueType | None:
     if not items:
         raise GeValueError("Empty list is not supported")
-    for kind, test in _LIST_RULES:
+    for kind, test in _LIST_RULES if not extended else _LIST_RULES + _EXTENDED_LIST_RULES:
         if all(test(x) for x in items):
             return kind
     return None
@@ -244,7 +262,8 @@ def _list_kind(items: list[Any] | tuple[Any, ...]) -> AttrValueType | None:
 
 # A list mixing bools and ints is an int list by GE-PY's rules (bool is an int): store ints.
 _INFER_CONVERT: dict[AttrValueType, Callable[[object], Any]] = {
-    VT.VT_LIST_INT: _list_of(lambda x: _to_int(int(x)))  # type: ignore[call-overload]
+    VT.VT_INT: _wrap_int64,
+    VT.VT_LIST_INT: _list_of(_wrap_int64),
 }
 
 _LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
@@ -252,6 +271,8 @@ _LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
     (VT.VT_LIST_BOOL, lambda x: isinstance(x, bool)),
     (VT.VT_LIST_INT, lambda x: isinstance(x, int)),  # DataType members land here, as in GE-PY
     (VT.VT_LIST_STRING, lambda x: isinstance(x, str)),
+)
+_EXTENDED_LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
     (
         VT.VT_LIST_LIST_INT,
         lambda x: (
@@ -262,7 +283,7 @@ _LIST_RULES: tuple[tuple[AttrValueType, Callable[[Any], bool]], ...] = (
 )
 
 
-def _scalar_kind(value: object) -> AttrValueType | None:
+def _scalar_kind(value: object, extended: bool) -> AttrValueType | None:
     # Order matters and is GE-PY's: float before bool, bool and DataType before int.
     checks: tuple[tuple[AttrValueType, type | tuple[type, ...]], ...] = (
         (VT.VT_STRING, str),
@@ -271,26 +292,67 @@ def _scalar_kind(value: object) -> AttrValueType | None:
         (VT.VT_DATA_TYPE, DataType),
         (VT.VT_TENSOR, _tensor_cls()),
         (VT.VT_INT, int),
-        (VT.VT_BYTES, (bytes, bytearray)),
-        (VT.VT_TENSOR_DESC, TensorDesc),
-        (VT.VT_GRAPH, _graph_cls()),
-        (VT.VT_NAMED_ATTRS, NamedAttrs),
+        (VT.VT_NAMED_ATTRS, NamedAttrs),  # a type of ours (GE-PY has none): nothing to refuse
     )
+    if extended:
+        checks += (
+            (VT.VT_BYTES, (bytes, bytearray)),
+            (VT.VT_TENSOR_DESC, TensorDesc),
+            (VT.VT_GRAPH, _graph_cls()),
+        )
     for kind, cls in checks:
         if isinstance(value, cls):
             return kind
     return None
 
 
-def infer_attr_value(value: object) -> AttrValue:
-    """Store a Python value under the kind GE-PY's rules give it.
+def infer_attr_value(value: object, *, extended: bool = False) -> AttrValue:
+    """Store a Python value under the kind GE-PY's rules give it (``extended``, ours: also
+    tuples, bytes, descs, graphs, named attrs and lists of int lists; see the module doc).
 
     >>> infer_attr_value([1, 2]).type.name, infer_attr_value(True).type.name
     ('VT_LIST_INT', 'VT_BOOL')
     """
     if isinstance(value, AttrValue):
         return value
-    kind = _list_kind(value) if isinstance(value, (list, tuple)) else _scalar_kind(value)
+    if isinstance(value, list) or (extended and isinstance(value, tuple)):
+        kind = _list_kind(value, extended)
+    else:
+        kind = _scalar_kind(value, extended)
     if kind is None:
-        raise GeValueError(f"Unsupported attribute type: {type(value)} for value: {value!r}")
+        raise GeValueError(f"Unsupported attribute type: {type(value)} for value: {value}")
     return AttrValue(kind, _INFER_CONVERT.get(kind, _CONVERT[kind])(value))
+
+
+def ge_attr_python(stored: AttrValue) -> Any:
+    """``get_attr``'s value: GE-PY's ``_AttrValue.get_value`` (GE_ERRORS.md §2.5). The kinds
+    GE-PY reads come back as Python values; any other kind is ``RuntimeError("Unsupported
+    attribute type: <int>")``, and an empty list ``"Failed to get list value"`` (GE's C getter
+    returns NULL for one). ``AttrValue.to_python`` (ours) reads every kind."""
+    kind = stored.type
+    if kind not in _GE_READABLE:
+        raise GraphError(
+            f"Unsupported attribute type: {int(kind)} ({kind.name}; ours: read it with "
+            f"attr_value(name).value)"
+        )
+    if kind > VT.VT_LIST_BASE and not stored.value:
+        which = "list_string" if kind == VT.VT_LIST_STRING else "list"
+        raise GraphError(f"Failed to get {which} value: the stored list is empty")
+    return stored.to_python()
+
+
+_GE_READABLE = frozenset(
+    {
+        VT.VT_STRING,
+        VT.VT_FLOAT,
+        VT.VT_BOOL,
+        VT.VT_INT,
+        VT.VT_DATA_TYPE,
+        VT.VT_TENSOR,
+        VT.VT_LIST_FLOAT,
+        VT.VT_LIST_BOOL,
+        VT.VT_LIST_INT,
+        VT.VT_LIST_DATA_TYPE,
+        VT.VT_LIST_STRING,
+    }
+)

@@ -1,11 +1,13 @@
 """``Graph.dump_to_stream`` / ``dump_to_file``: the graph as text for people and tools.
 
-- ``DumpFormat.kReadable``: ``str(graph)``.
+- ``DumpFormat.kReadable``: GE's readable dump, ``str(graph)`` (``ge.graph._readable``).
 - ``DumpFormat.kTxt``: the AIR ``ModelDef`` in protobuf text format.
 - ``DumpFormat.kOnnx``: an ONNX-style ``graph { node { ... } }`` text (op types, names, edges),
   written as ``ge_onnx_<n>_graph_<n>_<suffix>.pbtxt`` like GE; it carries structure only.
 
-Files go to the current directory, numbered by a process-wide counter.
+Files go to the current directory, numbered by a process-wide counter. Checks as GE's
+(GE_ERRORS.md §2.1): ``suffix`` before ``format``; a file that cannot be written is
+``RuntimeError("Failed to dump graph: <name> to file format DumpFormat.<f> with suffix <s>")``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from ge.error import GeTypeError
+from ge.error import GeError, GeTypeError
 from ge.graph.types import DumpFormat
 
 if TYPE_CHECKING:
@@ -41,11 +43,21 @@ def _onnx_text(graph: Graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dump_text(graph: Graph, format: DumpFormat) -> str:
+_FORMAT_TEXT = "Format must be in [DumpFormat.kOnnx, DumpFormat.kTxt, DumpFormat.kReadable]"
+
+
+def _check_format(format: object) -> DumpFormat:
     if not isinstance(format, DumpFormat):
-        raise GeTypeError(f"format must be a DumpFormat, got {format!r}")
+        raise GeTypeError(f"{_FORMAT_TEXT}, got {format!r}")
+    return format
+
+
+def dump_text(graph: Graph, format: DumpFormat) -> str:
+    _check_format(format)
     if format == DumpFormat.kReadable:
-        return str(graph) + "\n"
+        from ge.graph._readable import readable_dump  # noqa: PLC0415
+
+        return readable_dump(graph)
     if format == DumpFormat.kOnnx:
         return _onnx_text(graph)
     from google.protobuf import text_format  # noqa: PLC0415
@@ -58,9 +70,16 @@ def dump_text(graph: Graph, format: DumpFormat) -> str:
 
 def dump_file(graph: Graph, format: DumpFormat, suffix: str) -> str:
     if not isinstance(suffix, str):
-        raise GeTypeError(f"suffix must be a str, got {type(suffix).__name__}")
+        raise GeTypeError(f"Suffix must be a string, got {type(suffix).__name__}")
+    _check_format(format)
     text = dump_text(graph, format)
     path = _FILE_PATTERNS[format].format(n=next(_COUNTER), g=0, suffix=suffix)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise GeError(
+            f"Failed to dump graph: {graph.name} to file format {format} with suffix "
+            f"{suffix}: cannot write {path!r} ({e.strerror})"
+        ) from None
     return path

@@ -19,7 +19,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
-from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_attr_value
+from ge.graph._attr import (
+    AttrValue,
+    check_attr_key,
+    ge_attr_python,
+    infer_attr_value,
+    make_attr_value,
+)
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DumpFormat
@@ -57,13 +63,23 @@ def _check_node(node: object, what: str) -> Node:
 
 
 def _check_int(value: object, what: str) -> int:
+    """An ``int`` (a ``bool`` too, as GE-PY's ``isinstance(x, int)`` takes it, read as 0/1)."""
+    if type(value) is int:
+        return value
+    if not isinstance(value, int):
+        raise GeTypeError(f"{what} must be an integer, got {type(value).__name__}")
+    return int(value)
+
+
+def _check_plain_int(value: object, what: str) -> int:
+    """An ``int``, not a ``bool``: the check of our own methods (GE's take bools)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise GeTypeError(f"{what} must be an int, got {type(value).__name__}")
     return value
 
 
 def _check_count(value: object, what: str) -> int:
-    if _check_int(value, what) < 0:
+    if _check_plain_int(value, what) < 0:
         raise GeValueError(f"{what} must be >= 0, got {value}")
     count: int = int(value)  # type: ignore[call-overload]
     return count
@@ -107,7 +123,7 @@ class Graph:
         if name is None:
             name = "graph"
         if not isinstance(name, str):
-            raise GeTypeError(f"Graph name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"Graph name must be a string, got {type(name).__name__}")
         self._name = name
         self._nodes: dict[str, Node] = {}
         self._attrs: dict[str, AttrValue] = {}
@@ -225,7 +241,7 @@ class Graph:
     def find_node_by_name(self, name: str) -> Node:
         """The node called ``name`` here or in a subgraph; ``RuntimeError`` if none."""
         if not isinstance(name, str):
-            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"name must be a string, got {type(name).__name__}")
         node = self._nodes.get(name)
         if node is None:
             node = next((n for n in self._walk_all() if n._name == name), None)
@@ -250,10 +266,14 @@ class Graph:
         the graph outputs are filtered once, not once per node (removing the 20k readers of
         one Data one by one scanned its consumer list 20k times). Checked before anything is
         removed: all of them or none."""
-        try:
-            doomed = list(dict.fromkeys(self._own(n, "node") for n in nodes))
-        except GraphError as e:
-            raise GraphError(f"Failed to remove Node: {e}") from None
+        doomed = list(dict.fromkeys(_check_node(n, "node") for n in nodes))
+        for node in doomed:
+            if node._graph is not self:
+                where = "no graph" if node._graph is None else f"graph '{node._graph._name}'"
+                raise GraphError(
+                    f"Failed to remove Node {node._name} from Graph {self._name}: "
+                    f"it belongs to {where}"
+                )
         gone = set(doomed)
         producers: dict[tuple[int, int], list[Port]] = {}  # consumer lists to filter
         for node in doomed:
@@ -293,9 +313,9 @@ class Graph:
         """Connect output ``src_port_index`` of ``src_node`` to input ``dst_port_index`` of
         ``dst_node``. The input must be free."""
         _check_node(src_node, "src_node")
-        _check_int(src_port_index, "src_port_index")
+        src_port_index = _check_int(src_port_index, "src_port_index")
         _check_node(dst_node, "dst_node")
-        _check_int(dst_port_index, "dst_port_index")
+        dst_port_index = _check_int(dst_port_index, "dst_port_index")
         problem = self._data_edge_problem(src_node, src_port_index, dst_node, dst_port_index)
         if problem:
             raise GraphError(
@@ -306,10 +326,14 @@ class Graph:
         src_node._out_edges[src_port_index].append((dst_node, dst_port_index))
         dst_node._in_edges[dst_port_index] = (src_node, src_port_index)
 
-    def _data_edge_problem(self, src: Node, src_port: int, dst: Node, dst_port: int) -> str:
+    @staticmethod
+    def _data_edge_problem(src: Node, src_port: int, dst: Node, dst_port: int) -> str:
+        """Why ``src:src_port -> dst:dst_port`` cannot be added ("" if it can). As GE, each
+        node needs an owner graph, not this one: edges inside another graph, or across two
+        graphs, are accepted (``verify`` reports a cross-graph edge)."""
         for node in (src, dst):
-            if node._graph is not self:
-                return f"Node {node._name} is not in graph '{self._name}'"
+            if node._graph is None:
+                return f"Node {node._name} has no graph (it was removed)"
         if not 0 <= src_port < len(src._out_edges):
             return f"{src._name} has {len(src._out_edges)} outputs"
         if not 0 <= dst_port < len(dst._in_edges):
@@ -323,32 +347,36 @@ class Graph:
         return ""
 
     def add_control_edge(self, src_node: Node, dst_node: Node) -> None:
-        """``dst_node`` runs after ``src_node``. Adding an existing control edge is a no-op."""
+        """``dst_node`` runs after ``src_node``. Adding an existing control edge is a no-op.
+        As GE, the nodes need an owner graph, not this one (see ``add_data_edge``)."""
         _check_node(src_node, "src_node")
         _check_node(dst_node, "dst_node")
         for node in (src_node, dst_node):
-            if node._graph is not self:
+            if node._graph is None:
                 raise GraphError(
-                    f"Failed to add ControlEdge from Node {src_node._name} to Node "
-                    f"{dst_node._name}: Node {node._name} is not in graph "
-                    f"'{self._name}'"
+                    f"Failed to add Control from Node {src_node._name} to Node "
+                    f"{dst_node._name}: Node {node._name} has no graph (it was removed)"
                 )
         link_control(src_node, dst_node)
 
     def remove_edge(
         self, src_node: Node, src_port_index: int, dst_node: Node, dst_port_index: int
     ) -> None:
-        """Remove a data edge, or a control edge when both port indexes are -1."""
+        """Remove a data edge, or a control edge when both port indexes are -1. As GE, the
+        nodes need an owner graph, not this one (see ``add_data_edge``)."""
         _check_node(src_node, "src_node")
-        _check_int(src_port_index, "src_port_index")
+        src_port_index = _check_int(src_port_index, "src_port_index")
         _check_node(dst_node, "dst_node")
-        _check_int(dst_port_index, "dst_port_index")
+        dst_port_index = _check_int(dst_port_index, "dst_port_index")
         what = (
-            f"edge from Node {src_node._name}, Port Index {src_port_index} to Node "
+            f"Edge from Node {src_node._name}, Port Index {src_port_index} to Node "
             f"{dst_node._name}, Port Index {dst_port_index}"
         )
-        if src_node._graph is not self or dst_node._graph is not self:
-            raise GraphError(f"Failed to remove {what}: both nodes must be in graph '{self._name}'")
+        for node in (src_node, dst_node):
+            if node._graph is None:
+                raise GraphError(
+                    f"Failed to remove {what}: Node {node._name} has no graph (it was removed)"
+                )
         if src_port_index == -1 and dst_port_index == -1:
             if dst_node not in src_node._out_ctrl:
                 raise GraphError(f"Failed to remove {what}: there is no such control edge")
@@ -388,7 +416,7 @@ class Graph:
         bad call changes nothing.
         """
         node = self._own(node, "node")
-        if not 0 <= _check_int(port, "port") < len(node._output_descs):
+        if not 0 <= _check_plain_int(port, "port") < len(node._output_descs):
             raise GraphError(
                 f"port: node {node._name} has {len(node._output_descs)} outputs, got {port}"
             )
@@ -436,7 +464,7 @@ class Graph:
         node = self._own(node, "node")
         new_node = self._own(new_node, "new_node")
         for what, n, p in (("port", node, port), ("new_port", new_node, new_port)):
-            if not 0 <= _check_int(p, what) < len(n._out_edges):
+            if not 0 <= _check_plain_int(p, what) < len(n._out_edges):
                 raise GraphError(f"{what} {p} is out of range for node {n._name}")
         if (node, port) == (new_node, new_port):
             return
@@ -458,7 +486,7 @@ class Graph:
             if not (isinstance(item, tuple) and len(item) == 2):
                 raise GeTypeError(f"outputs[{i}] must be a (Node, int) pair, got {item!r}")
             node = self._own(item[0], f"outputs[{i}] node")
-            port = _check_int(item[1], f"outputs[{i}] index")
+            port = _check_plain_int(item[1], f"outputs[{i}] index")
             if not 0 <= port < len(node._out_edges):
                 raise GraphError(
                     f"outputs[{i}]: Node {node._name} has {len(node._out_edges)} "
@@ -474,9 +502,10 @@ class Graph:
     # --- attributes ------------------------------------------------------------------------------
     def get_attr(self, key: str) -> Any:
         check_attr_key(key)
-        if key not in self._attrs:
-            raise GraphError(f"Graph '{self._name}' has no attribute {key!r}")
-        return self._attrs[key].to_python()
+        stored = self._attrs.get(key)
+        if stored is None:
+            raise GraphError(f"Failed to get attribute '{key}' from Graph {self._name}")
+        return ge_attr_python(stored)
 
     def set_attr(self, key: str, value: Any, value_type: AttrValueType | None = None) -> None:
         """Set a graph attribute; kinds as ``Node.set_attr``."""
@@ -487,6 +516,11 @@ class Graph:
 
     def has_attr(self, key: str) -> bool:
         return check_attr_key(key) in self._attrs
+
+    def attr_value(self, key: str) -> AttrValue | None:
+        """The stored ``AttrValue`` of graph attribute ``key``, ``None`` if absent (ours, as
+        ``Node.attr_value``): every kind, where GE's ``get_attr`` reads only GE-PY's kinds."""
+        return self._attrs.get(key)
 
     # --- subgraphs -------------------------------------------------------------------------------
     def _root(self) -> Graph:
@@ -501,11 +535,42 @@ class Graph:
 
     def get_subgraph(self, name: str) -> Graph | None:
         if not isinstance(name, str):
-            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"name must be a string, got {type(name).__name__}")
         return self._root()._subgraphs.get(name)
 
     def add_subgraph(self, subgraph: Graph) -> None:
-        """Register ``subgraph`` (and any subgraphs it holds) on the root graph under its name.
+        """GE's ``Graph.add_subgraph``: register ``subgraph``, already attached to a node (by
+        ``set_node_subgraph`` or the builder), on this graph's root under its name.
+
+        As GE (GE_ERRORS.md §13.2), the subgraph needs a parent graph and a parent node owned
+        by that graph, not this graph: a subgraph attached to another graph is accepted and
+        the same object is then registered in both (not copied; its parent stays). Refused
+        with ``RuntimeError``, registering nothing: a standalone ``Graph`` (no parent node;
+        ``register_subgraph`` (ours) takes one) and a name this root already has.
+        """
+        if not isinstance(subgraph, Graph):
+            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
+        root = self._root()
+        parent, node = subgraph._parent_graph, subgraph._parent_node
+        reason = ""
+        if parent is None or node is None:
+            reason = (
+                "it has no parent graph or no parent node; attach it with "
+                "set_node_subgraph, or register a standalone graph with register_subgraph"
+            )
+        elif node._graph is not parent:
+            reason = f"its parent node {node._name} is not in its parent graph '{parent._name}'"
+        elif subgraph._name in root._subgraphs:
+            reason = f"a subgraph named '{subgraph._name}' already exists"
+        if reason:
+            raise GraphError(
+                f"Failed to add subgraph '{subgraph._name}' to graph '{self._name}': {reason}"
+            )
+        root._subgraphs[subgraph._name] = subgraph
+
+    def register_subgraph(self, subgraph: Graph) -> None:
+        """Register a standalone ``subgraph`` (and any subgraphs it holds) on the root graph
+        under its name (ours; GE's ``add_subgraph`` refuses a graph without a parent node).
 
         A name already taken, the root's own name, or a graph that already has a parent fails
         with ``RuntimeError`` and registers nothing.
@@ -525,7 +590,7 @@ class Graph:
             reason = "it holds two subgraphs of the same name"
         if reason:
             raise GraphError(
-                f"Failed to add subgraph '{subgraph._name}' to graph '{self._name}': {reason}"
+                f"Failed to register subgraph '{subgraph._name}' on graph '{self._name}': {reason}"
             )
         for g in incoming:
             root._subgraphs[g._name] = g
@@ -534,15 +599,16 @@ class Graph:
         subgraph._subgraphs = {}
 
     def remove_subgraph(self, name: str) -> None:
-        """Unregister a subgraph; nodes that referred to it lose the reference."""
+        """Unregister a subgraph; nodes that referred to it lose the reference. An unknown
+        name does nothing, as in GE."""
         if not isinstance(name, str):
-            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"name must be a string, got {type(name).__name__}")
         root = self._root()
         sub = root._subgraphs.pop(name, None)
         if sub is None:
-            raise GraphError(
-                f"Failed to remove subgraph '{name}' from graph '{self._name}': no such subgraph"
-            )
+            return
+        if sub._parent_graph is not None and sub._parent_graph._root() is not root:
+            return  # attached to another graph (``add_subgraph``): that one keeps it
         if sub._parent_node is not None:
             names = sub._parent_node._subgraph_names
             assert isinstance(names, list)  # it holds ``name``
@@ -582,7 +648,7 @@ class Graph:
                 f"{slots.index(subgraph._name)} of node {node._name}"
             )
         if self.get_subgraph(subgraph._name) is not subgraph:
-            self.add_subgraph(subgraph)
+            self.register_subgraph(subgraph)
         subgraph._parent_graph = self
         subgraph._parent_node = node
         if index == len(slots):
@@ -623,9 +689,9 @@ class Graph:
         return format_graph(self)
 
     def __str__(self) -> str:
-        from ge.graph._printer import format_graph  # noqa: PLC0415
-
-        return format_graph(self)
+        """GE's readable dump (``dump_to_stream(DumpFormat.kReadable)``, GE_ERRORS.md §12.1);
+        ``as_text()`` is our fuller listing."""
+        return self.dump_to_stream(DumpFormat.kReadable)
 
     def __repr__(self) -> str:
         try:
@@ -650,7 +716,8 @@ class Graph:
         return to_html(self)
 
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
-        """The graph as text: readable listing, protobuf text (kTxt) or ONNX-style text."""
+        """The graph as text: GE's readable dump (kReadable), protobuf text (kTxt) or
+        ONNX-style text (kOnnx)."""
         from ge.graph._dump import dump_text  # noqa: PLC0415
 
         return dump_text(self, format)

@@ -40,7 +40,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GraphError
-from ge.graph._attr import AttrValue, check_attr_key, infer_attr_value, make_attr_value
+from ge.graph._attr import (
+    AttrValue,
+    check_attr_key,
+    ge_attr_python,
+    infer_attr_value,
+    make_attr_value,
+)
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType
 
@@ -78,6 +84,23 @@ def _check_index(index: object, size: int, what: str, node: Node) -> int:
     return index
 
 
+def _ge_index(index: object, what: str) -> int:
+    """GE's index type check (``"Input index must be an integer"``): any ``int``, ``bool``
+    included (read as 0/1), as GE-PY's ``isinstance(x, int)``."""
+    if not isinstance(index, int):
+        raise GeTypeError(f"{what} index must be an integer, got {type(index).__name__}")
+    return int(index)
+
+
+def _port(index: int, size: int) -> int | None:
+    """``index`` if it is one of ``size`` ports, else ``None`` (GE's C call fails)."""
+    return index if 0 <= index < size else None
+
+
+def _range_note(node: Node, size: int, what: str) -> str:
+    return f": node {node._name} ({node._type}) has {size} {what}s"
+
+
 class Node:
     """A node of a ``Graph``. Not constructible directly: use ``Graph.add_node`` (ours) or the
     ``ge.es`` builder."""
@@ -102,7 +125,9 @@ class Node:
     )
 
     def __init__(self) -> None:
-        raise GeError("Node cannot be constructed directly; use Graph.add_node or ge.es")
+        raise GeError(
+            "Node objects should not be created directly. Use Graph.add_node or the ge.es builder"
+        )
 
     @classmethod
     def _create(
@@ -266,50 +291,78 @@ class Node:
 
     # --- attributes ------------------------------------------------------------------------------
     def get_attr(self, key: str) -> Any:
-        """Attribute value as a Python value; ``RuntimeError`` if absent."""
+        """Attribute value as a Python value; ``RuntimeError`` if absent, or of a kind GE-PY
+        cannot read (``attr_value(key).value``, ours, reads every kind)."""
         check_attr_key(key)
-        if key not in self._attrs:
-            raise GraphError(f"Node {self._name} has no attribute {key!r}")
-        return self._attrs[key].to_python()
+        stored = self._attrs.get(key)
+        if stored is None:
+            raise GraphError(f"Failed to get attribute '{key}' from Node {self._name}")
+        return ge_attr_python(stored)
 
     def set_attr(self, key: str, value: Any, value_type: AttrValueType | None = None) -> None:
-        """Set an attribute; its kind follows GE-PY's rules unless ``value_type`` (ours) is given"""
+        """Set an attribute; its kind follows GE-PY's rules unless ``value_type`` (ours) is
+        given: a kind GE-PY's rules refuse (a list of int lists, a desc, ...) is stored with
+        it, e.g. ``set_attr("pads", [[1, 2]], AttrValueType.VT_LIST_LIST_INT)``."""
         check_attr_key(key)
         self._attrs[key] = _attr_value(value, value_type)
 
     def has_attr(self, attr_name: str) -> bool:
-        check_attr_key(attr_name)
+        check_attr_key(attr_name, "attr_name must be a string")
         return attr_name in self._attrs
 
     def get_attr_names(self) -> list[str]:
         """Names of the node's attributes, in setting order (ours)."""
         return list(self._attrs)
 
+    def _desc_of(
+        self, attr_name: object, index: object, side: str
+    ) -> tuple[int, TensorDesc | None]:
+        """GE's checks of ``get/set_<side>_attr``: the name, then the index; the desc of that
+        port, ``None`` where it has none (GE's C call fails)."""
+        check_attr_key(attr_name, "Attribute name must be a string")
+        i = _ge_index(index, side.capitalize())
+        descs = self._input_descs if side == "input" else self._output_descs
+        port = _port(i, len(descs))
+        return i, None if port is None else descs[port]
+
     def get_input_attr(self, attr_name: str, input_index: int) -> Any:
-        desc = self._input_descs[_check_index(input_index, len(self._input_descs), "input", self)]
-        return self._desc_attr(desc, attr_name, f"input {input_index}")
+        return self._get_desc_attr(attr_name, input_index, "input")
 
     def set_input_attr(self, attr_name: str, input_index: int, value: Any) -> None:
-        check_attr_key(attr_name)
-        i = _check_index(input_index, len(self._input_descs), "input", self)
-        self._input_descs[i]._attrs[attr_name] = infer_attr_value(value)
+        self._set_desc_attr(attr_name, input_index, value, "input")
 
     def get_output_attr(self, attr_name: str, output_index: int) -> Any:
-        desc = self._output_descs[
-            _check_index(output_index, len(self._output_descs), "output", self)
-        ]
-        return self._desc_attr(desc, attr_name, f"output {output_index}")
+        return self._get_desc_attr(attr_name, output_index, "output")
 
     def set_output_attr(self, attr_name: str, output_index: int, value: Any) -> None:
-        check_attr_key(attr_name)
-        i = _check_index(output_index, len(self._output_descs), "output", self)
-        self._output_descs[i]._attrs[attr_name] = infer_attr_value(value)
+        self._set_desc_attr(attr_name, output_index, value, "output")
 
-    def _desc_attr(self, desc: TensorDesc, attr_name: str, where: str) -> Any:
-        check_attr_key(attr_name)
-        if attr_name not in desc._attrs:
-            raise GraphError(f"Node {self._name} {where} has no attribute {attr_name!r}")
-        return desc._attrs[attr_name].to_python()
+    def _get_desc_attr(self, attr_name: str, index: int, side: str) -> Any:
+        i, desc = self._desc_of(attr_name, index, side)
+        stored = None if desc is None else desc._attrs.get(attr_name)
+        if stored is None:
+            why = (
+                _range_note(
+                    self, len(self._input_descs if side == "input" else self._output_descs), side
+                )
+                if desc is None
+                else ": no such attribute"
+            )
+            raise GraphError(
+                f"Failed to get Node {self._name} {side} attribute '{attr_name}' for index {i}{why}"
+            )
+        return ge_attr_python(stored)
+
+    def _set_desc_attr(self, attr_name: str, index: int, value: Any, side: str) -> None:
+        i, desc = self._desc_of(attr_name, index, side)
+        stored = infer_attr_value(value)
+        if desc is None:
+            size = len(self._input_descs if side == "input" else self._output_descs)
+            raise GraphError(
+                f"Failed to set Node {self._name} {side} attribute '{attr_name}' for index "
+                f"{i}{_range_note(self, size, side)}"
+            )
+        desc._attrs[attr_name] = stored
 
     # --- descriptions ----------------------------------------------------------------------------
     def get_inputs_size(self) -> int:
@@ -319,25 +372,38 @@ class Node:
         return len(self._output_descs)
 
     def get_input_desc(self, index: int) -> TensorDesc:
-        return self._input_descs[
-            _check_index(index, len(self._input_descs), "input", self)
-        ]._clone()
+        return self._ge_desc(index, "input", self._input_descs)._clone()
 
     def update_input_desc(self, index: int, tensor_desc: TensorDesc) -> None:
-        i = _check_index(index, len(self._input_descs), "input", self)
-        if not isinstance(tensor_desc, TensorDesc):
-            raise GeTypeError(f"tensor_desc must be a TensorDesc, got {type(tensor_desc).__name__}")
-        self._input_descs[i] = tensor_desc._clone()
+        self._update_desc(index, tensor_desc, "input", self._input_descs)
 
     def get_output_desc(self, index: int) -> TensorDesc:
-        i = _check_index(index, len(self._output_descs), "output", self)
-        return self._output_descs[i]._clone()
+        return self._ge_desc(index, "output", self._output_descs)._clone()
 
     def update_output_desc(self, index: int, tensor_desc: TensorDesc) -> None:
-        i = _check_index(index, len(self._output_descs), "output", self)
+        self._update_desc(index, tensor_desc, "output", self._output_descs)
+
+    def _ge_desc(self, index: object, side: str, descs: list[TensorDesc]) -> TensorDesc:
+        i = _ge_index(index, side.capitalize())
+        port = _port(i, len(descs))
+        if port is None:
+            raise GraphError(
+                f"Failed to get {side} desc for index {i}{_range_note(self, len(descs), side)}"
+            )
+        return descs[port]
+
+    def _update_desc(
+        self, index: object, tensor_desc: object, side: str, descs: list[TensorDesc]
+    ) -> None:
+        i = _ge_index(index, side.capitalize())
         if not isinstance(tensor_desc, TensorDesc):
             raise GeTypeError(f"tensor_desc must be a TensorDesc, got {type(tensor_desc).__name__}")
-        self._output_descs[i] = tensor_desc._clone()
+        port = _port(i, len(descs))
+        if port is None:
+            raise GraphError(
+                f"Failed to update {side} desc for index {i}{_range_note(self, len(descs), side)}"
+            )
+        descs[port] = tensor_desc._clone()
 
     def get_input_names(self) -> list[str]:
         """IR names of the input ports (ours; ``""`` where unknown)."""
@@ -349,15 +415,25 @@ class Node:
 
     # --- links -----------------------------------------------------------------------------------
     def get_in_data_nodes_and_port_indexes(self, in_index: int) -> tuple[Node, int]:
-        """Producer ``(node, out_port)`` of input ``in_index``; ``RuntimeError`` if unconnected."""
-        edge = self._in_edges[_check_index(in_index, len(self._in_edges), "input", self)]
+        """Producer ``(node, out_port)`` of input ``in_index``; ``RuntimeError`` if the input
+        does not exist or is unconnected (``input(i)``, ours, gives ``None`` for that)."""
+        i = _ge_index(in_index, "Input")
+        port = _port(i, len(self._in_edges))
+        edge = None if port is None else self._in_edges[port]
         if edge is None:
-            raise GraphError(f"Node {self._name} input {in_index} is not connected")
+            why = (
+                _range_note(self, len(self._in_edges), "input")
+                if port is None
+                else ": the input is not connected"
+            )
+            raise GraphError(f"Failed to get input data node for index {i}{why}")
         return edge
 
     def get_out_data_nodes_and_port_indexes(self, out_index: int) -> list[tuple[Node, int]]:
-        """Consumers ``[(node, in_port), ...]`` of output ``out_index``, in edge order."""
-        return list(self._out_edges[_check_index(out_index, len(self._out_edges), "output", self)])
+        """Consumers ``[(node, in_port), ...]`` of output ``out_index``, in edge order; ``[]``
+        for an output the node does not have, as in GE."""
+        port = _port(_ge_index(out_index, "Output"), len(self._out_edges))
+        return [] if port is None else list(self._out_edges[port])
 
     def get_in_control_nodes(self) -> list[Node]:
         return list(self._in_ctrl)

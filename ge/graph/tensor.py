@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -40,8 +41,6 @@ from ge._device import device_memory
 from ge._device.memory import DeviceMemory, DeviceMemoryError
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import (
-    FLOAT_TYPES,
-    INT_TYPES,
     data_type_from_numpy,
     dtype_info,
     numpy_dtype,
@@ -69,12 +68,33 @@ def _free_device_block(memory: DeviceMemory, addr: int, generation: int = 0) -> 
         memory.free(addr, generation)
 
 
+_INT_ITEM = re.compile(r"-?[0-9]+")
+
+
+def _parse_item(item: str) -> int | float:
+    """One element of GE's C text: an int if all digits (an optional ``-``), else a float."""
+    if _INT_ITEM.fullmatch(item):
+        return int(item)
+    try:
+        return float(item)
+    except ValueError:
+        raise GeValueError(f"Invalid item: '{item}'") from None
+
+
+def _check_shape_type(shape: object) -> None:
+    """GE's first check: ``shape`` is ``None`` or a list of ints (bools pass, as GE-PY's
+    ``isinstance`` takes them; numpy ints are ours)."""
+    if shape is None:
+        return
+    if not isinstance(shape, list) or not all(isinstance(d, (int, np.integer)) for d in shape):
+        what = type(shape).__name__ if not isinstance(shape, list) else "a list with non-integers"
+        raise GeTypeError(f"Shape must be a list of integers, got {what}")
+
+
 def _check_shape(shape: object) -> Shape:
     if shape is None:
         return Shape()
-    if not isinstance(shape, list):
-        raise GeTypeError(f"shape should be a list of int, got {type(shape).__name__}")
-    dims = Shape(shape)
+    dims = Shape(shape)  # type: ignore[arg-type]  # checked by _check_shape_type
     if any(d < 0 for d in dims):
         raise GeValueError(f"shape: a tensor with data needs known dims >= 0, got {list(dims)}")
     return dims
@@ -94,8 +114,26 @@ def _flatten(data: list[Any]) -> list[Any]:
     return flat
 
 
-# GE-PY packs lists for these types only; DT_BF16 is our addition.
-_LIST_TYPES = FLOAT_TYPES - {DataType.DT_DOUBLE} | INT_TYPES | {DataType.DT_BOOL}
+# GE-PY packs lists for these types only (GE_ERRORS.md §2.3 rule 6); a list of bools is packed
+# whatever the type (as bools in GE; ours converts them to the type, DT_BOOL and DT_DOUBLE too).
+_LIST_TYPES = frozenset(
+    {
+        DataType.DT_INT64,
+        DataType.DT_UINT64,
+        DataType.DT_INT32,
+        DataType.DT_UINT32,
+        DataType.DT_INT16,
+        DataType.DT_UINT16,
+        DataType.DT_INT8,
+        DataType.DT_UINT8,
+        DataType.DT_FLOAT,
+        DataType.DT_FLOAT16,
+    }
+)
+_BOOL_LIST_TYPES = _LIST_TYPES | {DataType.DT_BOOL, DataType.DT_DOUBLE}
+# The host->device and device->host copy failures carry GE's "ret=<ret>"; ge's device memory
+# has no runtime status code, so it is -1 (ours), with the reason after it.
+_NO_RET = -1
 
 
 def _pack_ints(values: list[Any], np_dtype: np.dtype[Any]) -> np.ndarray:
@@ -106,16 +144,39 @@ def _pack_ints(values: list[Any], np_dtype: np.dtype[Any]) -> np.ndarray:
     return packed
 
 
-def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarray:
+def _as_data_type(data_type: object) -> DataType:
+    """A ``DataType``; a plain int naming one is taken as it (GE-PY passes ints on to C)."""
+    if isinstance(data_type, DataType):
+        return data_type
+    if isinstance(data_type, int) and data_type in DataType._value2member_map_:
+        return DataType(data_type)
+    raise GeTypeError(f"Data_type must be a DataType, got {data_type!r}")
+
+
+def _check_list_type(data: list[Any], data_type: object) -> bool:
+    """GE's rules 5 and 6 for list data; whether the list is all bools (which skips them)."""
+    flat = _flatten(data)
+    all_bool = all(isinstance(x, bool) for x in flat)
+    if all_bool:
+        return True
     if data_type == DataType.DT_DOUBLE:
         raise GeError("DT_DOUBLE is not supported in python Tensor constructor")
-    if data_type not in _LIST_TYPES:
-        raise GeError(f"Failed to create Tensor with data type: {data_type!r}")
+    if not isinstance(data_type, int) or data_type not in _LIST_TYPES:  # an int 0 is DT_FLOAT
+        shown = int(data_type) if isinstance(data_type, DataType) else data_type
+        raise GeError(f"Failed to create Tensor with data type: {shown}")
+    return False
+
+
+def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarray:
+    """Pack a list as GE-PY does: ``int(x)`` (integer types, wrapped to the width like a C
+    cast) or ``float(x)`` per element, Python's own error for one that does not convert;
+    nested lists are flattened (ours)."""
+    if data_type not in _BOOL_LIST_TYPES:  # a list of bools of another type (ours)
+        raise GeError(f"Failed to create Tensor: a list of bools as {data_type.name}")
     np_dtype = numpy_dtype(data_type)
     flat = _flatten(data)
-    for i, x in enumerate(flat):
-        if not isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
-            raise GeError(f"Failed to create Tensor: data element {i} is {x!r}, not a number")
+    convert: Callable[[Any], Any] = int if np_dtype.kind in "iub" else float
+    flat = [convert(x) for x in flat]
     try:
         values = np.zeros(count, dtype=np_dtype)
     except (ValueError, MemoryError):
@@ -129,6 +190,8 @@ def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarr
         try:
             if np_dtype.kind in "iu":
                 values[:n] = _pack_ints(head, np_dtype)
+            elif np_dtype.kind == "b":
+                values[:n] = np.asarray(head, dtype=np.int64) != 0
             else:
                 values[:n] = np.asarray(head, dtype=np.float64).astype(np_dtype)
         except (OverflowError, ValueError) as e:
@@ -174,14 +237,24 @@ class Tensor:
         shape: list[int] | None = None,
         placement: Placement = Placement.PLACEMENT_HOST,
     ) -> None:
-        if not isinstance(data_type, DataType):
-            raise GeTypeError(f"Data_type must be a DataType, got {data_type!r}")
-        if not isinstance(format, Format):
-            raise GeTypeError(f"Format must be a Format, got {format!r}")
+        # GE's order (GE_ERRORS.md §2.3): shape, placement, data-or-file, data, data type;
+        # then ours: the data type and format types, known dims.
+        _check_shape_type(shape)
         if not isinstance(placement, Placement):
-            raise GeTypeError(f"placement must be a Placement, got {placement!r}")
+            raise GeTypeError(f"Placement must be a Placement, got {placement!r}")
         if data is not None and file_path is not None:
             raise GeError("Tensor should be created either by data or by file")
+        if data is not None and not isinstance(
+            data, (list, tuple, np.ndarray, bytes, bytearray, memoryview)
+        ):
+            raise GeTypeError(
+                f"data should be List (or, ours, a numpy array or bytes), got {type(data).__name__}"
+            )
+        if isinstance(data, (list, tuple)):
+            _check_list_type(list(data), data_type)
+        data_type = _as_data_type(data_type)
+        if not isinstance(format, Format):
+            raise GeTypeError(f"Format must be a Format, got {format!r}")
         if isinstance(data, np.ndarray) and shape is None:
             shape = list(data.shape)
         dims = _check_shape(shape)
@@ -218,10 +291,6 @@ class Tensor:
             return _raw_to_bytes(bytes(data), data_type, count, "data")
         if isinstance(data, (list, tuple)):
             return _list_to_bytes(list(data), data_type, count)
-        if data is not None:
-            raise GeTypeError(
-                f"data should be List (or a numpy array or bytes), got {type(data).__name__}"
-            )
         if file_path is not None:
             if not isinstance(file_path, (str, os.PathLike)):
                 raise GeTypeError(f"file_path should be a str, got {type(file_path).__name__}")
@@ -345,13 +414,32 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def get_data(self) -> Any:
-        """Data as GE-PY returns it: nested lists shaped by ``shape``, a number for a scalar."""
-        array = self.numpy()
-        if self._bytes is None and self._device_addr is None:
-            return []
-        if array.dtype.kind == "V" or array.dtype.name.startswith(("bfloat", "float8")):
-            array = array.astype(np.float32)
-        return array.tolist()
+        """Data as GE-PY returns it: nested lists shaped by ``shape``, a number for a scalar.
+
+        As GE-PY, it parses GE's C text of the elements (GE_ERRORS.md §2.3): floats come back
+        through six decimals (``0.1`` reads ``0.1``, ``1e-7`` reads ``0.0``); an empty tensor,
+        a dtype GE does not print (bf16, complex, ...) and a DT_BOOL tensor (``true``) raise
+        ``ValueError``, as does an element count that does not match the shape. ``numpy()``
+        (ours) reads every tensor exactly.
+        """
+        from ge.graph._readable import tensor_elements  # noqa: PLC0415  (it imports us)
+
+        items = tensor_elements(self)
+        if isinstance(items, str):
+            raise GeValueError(f"Input must start with '[' and end with ']' (GE's text: {items})")
+        values = [_parse_item(item) for item in items]
+        shape = list(self._desc._shape)
+        if not shape:
+            if len(values) != 1:
+                raise GeValueError(
+                    f"Scalar tensor should contain exactly one element, got {len(values)}"
+                )
+            return values[0]
+        size = _element_count(shape)
+        if len(values) != size:
+            raise GeValueError(f"Length of list {len(values)} does not match shape {size}")
+        nested: list[Any] = np.array(values, dtype=object).reshape(shape).tolist()
+        return nested
 
     data = property(get_data)
 
@@ -360,14 +448,15 @@ class Tensor:
         """Move the data into device memory. Only from the host (``ValueError`` otherwise)."""
         self._check_not_donated()
         if self._placement != Placement.PLACEMENT_HOST:
-            raise GeValueError("to_device: the Tensor is already on the device")
+            raise GeValueError("to_device() only supports host tensors: this one is on the device")
         raw = self._bytes if self._bytes is not None else np.zeros(0, np.uint8)
         memory = device_memory()
         try:
             addr, generation = memory.allocate(int(raw.size), owner="ge.graph.Tensor")
         except DeviceMemoryError as e:
             raise GeError(
-                f"to_device: cannot allocate {raw.size} bytes of device memory: {e}"
+                f"Failed to move tensor from host to device, ret={_NO_RET}: cannot allocate "
+                f"{raw.size} bytes of device memory: {e}"
             ) from None
         memory.view(addr, int(raw.size))[:] = raw
         self._device_addr = addr
@@ -381,8 +470,13 @@ class Tensor:
         """Copy the data back to host memory and free the device copy (``ValueError`` on host)."""
         self._check_not_donated()
         if self._placement != Placement.PLACEMENT_DEVICE:
-            raise GeValueError("to_host: the Tensor is already on the host")
-        self._bytes = self._raw()
+            raise GeValueError("to_host() only supports device tensors: this one is on the host")
+        try:
+            self._bytes = self._raw()
+        except GeError as e:
+            raise GeError(
+                f"Failed to move tensor from device to host, ret={_NO_RET}: {e}"
+            ) from None
         if self._finalizer is not None:
             self._finalizer()  # frees the device memory exactly once
         self._finalizer = None
@@ -508,10 +602,13 @@ class Tensor:
         return f"[{items}{', ...' if flat.size > _PREVIEW else ''}]"
 
     def __str__(self) -> str:
+        """GE-PY's text (GE_ERRORS.md §12.2), enums as integers; raises where ``get_data``
+        does (an empty, DT_BOOL or unsupported-dtype tensor). ``repr`` is ours."""
         return (
-            f"Tensor(\n  format: {int(self.format)}\n  data_type: {int(self.data_type)}\n"
-            f"  shape: {list(self.shape)}\n  placement: {int(self._placement)}\n"
-            f"  data: {self._preview()}\n)"
+            f"\n        Tensor format is {int(self.format)},\n"
+            f"        data_type is {int(self.data_type)},\n"
+            f"        shape is {list(self.shape)},\n"
+            f"        data is {self.get_data()}\n        "
         )
 
     def __repr__(self) -> str:

@@ -34,13 +34,24 @@ def _check_dims(dims: Iterable[Any], what: str = "dims") -> list[int]:
     else:
         return fast  # plain ints, the common case (shapes are built and copied per node)
     out = []
-    for d in fast:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+    for d in fast:  # a bool is an int, as GE-PY's isinstance check takes it; numpy ints: ours
+        if not isinstance(d, (int, np.integer)):
             raise GeTypeError(
                 f"{what} must be a list of integers, got element {d!r} of type {type(d).__name__}"
             )
         out.append(int(d))
     return out
+
+
+def _shape(value: object, what: str) -> Shape:
+    """``value`` as a ``Shape``, refused with GE's ``"<what> must be a list of integers"``."""
+    if value is None:
+        return Shape()
+    if not isinstance(value, (list, tuple)):
+        raise GeTypeError(f"{what} must be a list of integers, got {type(value).__name__}")
+    shape = Shape.__new__(Shape)
+    list.extend(shape, _check_dims(value, what))
+    return shape
 
 
 class Shape(list[int]):
@@ -122,7 +133,7 @@ class TensorDesc:
             _check_enum(format, Format, "Format must be a Format")
         if type(data_type) is not DataType:
             _check_enum(data_type, DataType, "Data type must be a DataType")
-        self._shape = Shape(shape)
+        self._shape = _shape(shape, "shape")
         self._origin_shape: Shape | None = None
         self._format = format
         self._origin_format = format
@@ -146,14 +157,14 @@ class TensorDesc:
         return Shape(self._shape)
 
     def set_shape(self, shape: list[int] | None) -> Self:
-        self._shape = Shape(shape)
+        self._shape = _shape(shape, "shape")
         return self
 
     def get_origin_shape(self) -> Shape:
         return Shape(self._origin_shape or [])
 
     def set_origin_shape(self, shape: list[int] | None) -> Self:
-        self._origin_shape = Shape(shape)
+        self._origin_shape = _shape(shape, "origin shape")
         return self
 
     def get_format(self) -> Format:
@@ -211,9 +222,11 @@ class TensorDesc:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
+        """GE-PY's form, enums as integers: ``TensorDesc(shape=[1, 3], format=2, data_type=0)``
+        (also ``str()``)."""
         return (
-            f"TensorDesc(shape={list(self._shape)}, format={self._format}, "
-            f"data_type={self._data_type})"
+            f"TensorDesc(shape={list(self._shape)}, format={int(self._format)}, "
+            f"data_type={int(self._data_type)})"
         )
 
     def __copy__(self) -> NoReturn:

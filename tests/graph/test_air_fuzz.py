@@ -44,10 +44,10 @@ def fuzz_graph() -> Graph:
     g.add_data_edge(a, 0, n1, 0)  # input 1 unconnected
     g.add_data_edge(c, 0, n1, 2)
     n1.set_attr("l", [1, 2, 3])
-    n1.set_attr("ll", [[1], [2, 3]])
+    n1.set_attr("ll", [[1], [2, 3]], VT.VT_LIST_LIST_INT)
     n1.set_attr("s", "str")
     n1.set_attr("dt", DataType.DT_BF16)
-    n1.set_attr("na", NamedAttrs.of("f", {"k": 1.5}))
+    n1.set_attr("na", NamedAttrs.of("f", {"k": 1.5}), VT.VT_NAMED_ATTRS)
     n1.set_attr("e", [], VT.VT_LIST_TENSOR)
     n2 = g.add_node("If", "n2", num_inputs=2, num_outputs=1)
     g.add_data_edge(b, 0, n2, 0)

@@ -151,7 +151,7 @@ def sample_graph() -> Graph:
     g.set_node_subgraph(if_node, 0, then_g)
     g.set_node_subgraph(if_node, 1, else_g)
     else_g.set_node_subgraph(loop, 0, Graph("body_g"))
-    g.add_subgraph(Graph("spare_g"))
+    g.register_subgraph(Graph("spare_g"))
     g.set_outputs([(if_node, 0), (op, 0)])
     return g
 

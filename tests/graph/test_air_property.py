@@ -221,7 +221,7 @@ def random_graphs(draw: Any) -> Graph:
             owner, node = draw(st.sampled_from(hosts))
             owner.set_node_subgraph(node, len(node.get_subgraph_names()), sub)
         else:
-            root.add_subgraph(sub)
+            root.register_subgraph(sub)
         previous.append(sub)
     return root
 

@@ -156,17 +156,20 @@ def test_float_large_rounds_to_float32() -> None:
 # --- refusals ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [[], ()])
-def test_empty_list_is_refused(value: Any) -> None:
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [([], "Empty list is not supported"), ((), "Unsupported attribute type: <class 'tuple'>")],
+)
+def test_empty_list_is_refused(value: Any, message: str) -> None:
     g, n = _node()
-    before = str(g)
-    with pytest.raises(ValueError, match="Empty list is not supported"):
+    before = g.as_text()
+    with pytest.raises(ValueError, match=message):
         n.set_attr("e", value)
-    with pytest.raises(ValueError, match="Empty list is not supported"):
+    with pytest.raises(ValueError, match=message):
         g.set_attr("e", value)
     assert not n.has_attr("e")
     assert not g.has_attr("e")
-    assert str(g) == before
+    assert g.as_text() == before
 
 
 def test_dict_is_refused_with_exact_message() -> None:
@@ -194,6 +197,11 @@ def test_dict_is_refused_with_exact_message() -> None:
         object(),
         [[1.0, 2.0]],  # list of float lists: only with an explicit value_type
         [_tensor()],  # list of tensors: only with an explicit value_type
+        [[1, 2], [3]],  # list of int lists (GE refuses it): VT_LIST_LIST_INT explicitly
+        (1, 2),  # tuples: GE refuses them
+        b"\x00",
+        TensorDesc([1]),
+        Graph("sub"),
     ],
 )
 def test_unsupported_values_are_value_errors(value: Any) -> None:
@@ -212,17 +220,29 @@ def test_mixed_list_message_carries_the_value_repr() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "stored"),
+    [(2**63, -(2**63)), (-(2**63) - 1, 2**63 - 1), ([1, 2**63], [1, -(2**63)]), (2**64 + 5, 5)],
+)
+def test_int64_overflow_wraps_as_ge_does(value: Any, stored: Any) -> None:
+    """GE_ERRORS.md §2.5 rule 6: GE's C ``int64`` wraps silently outside the range."""
+    g, n = _node()
+    n.set_attr("k", value)
+    g.set_attr("k", value)
+    assert n.get_attr("k") == stored
+    assert g.get_attr("k") == stored
+
+
+@pytest.mark.parametrize(
     ("value", "value_type"),
     [
-        (2**63, None),
-        (-(2**63) - 1, None),
-        ([1, 2**63], None),
         (2**63, VT.VT_INT),
         ([2**64], VT.VT_LIST_INT),
         ([[1], [-(2**63) - 1]], VT.VT_LIST_LIST_INT),
     ],
 )
-def test_int64_overflow_is_value_error(value: Any, value_type: AttrValueType | None) -> None:
+def test_int64_overflow_of_an_explicit_kind_is_value_error(
+    value: Any, value_type: AttrValueType | None
+) -> None:
     g, n = _node()
     n.set_attr("k", 1)
     with pytest.raises(ValueError):
@@ -250,13 +270,38 @@ def test_int64_overflow_is_value_error(value: Any, value_type: AttrValueType | N
     ],
 )
 def test_extra_inferred_kinds(value: Any, kind: AttrValueType) -> None:
-    assert infer_attr_value(value).type == kind
+    """Ours, under ``extended=True`` (``NamedAttrs.of``); GE's rules (``set_attr``) refuse
+    them, except ``NamedAttrs`` (a type of ours)."""
+    assert infer_attr_value(value, extended=True).type == kind
+    if kind != VT.VT_NAMED_ATTRS:
+        with pytest.raises(ValueError, match="Unsupported attribute type"):
+            infer_attr_value(value)
 
 
 # --- every kind through an explicit value_type ---------------------------------------------------
 
 _SUB = Graph("sub_graph")
 _SUB2 = Graph("sub_graph2")
+
+
+GE_READABLE = {
+    VT.VT_STRING,
+    VT.VT_FLOAT,
+    VT.VT_BOOL,
+    VT.VT_INT,
+    VT.VT_DATA_TYPE,
+    VT.VT_TENSOR,
+    VT.VT_LIST_FLOAT,
+    VT.VT_LIST_BOOL,
+    VT.VT_LIST_INT,
+    VT.VT_LIST_DATA_TYPE,
+    VT.VT_LIST_STRING,
+}
+
+
+def _read(holder: Any, key: str) -> Any:
+    """Any kind, through ``attr_value`` (ours); ``get_attr`` reads GE-PY's kinds only."""
+    return holder.attr_value(key).to_python()
 
 
 def _eq(a: Any, b: Any) -> bool:
@@ -327,8 +372,15 @@ def test_explicit_kind_round_trip(kind: AttrValueType, value: Any, expected: Any
     n.set_attr("k", value, kind)
     g.set_attr("k", value, kind)
     assert make_attr_value(value, kind).type == kind
-    for got in (n.get_attr("k"), g.get_attr("k")):
+    for got in (_read(n, "k"), _read(g, "k")):
         assert _eq(got, expected), (got, expected)
+    if kind in GE_READABLE:
+        assert _eq(n.get_attr("k"), expected)
+    else:  # GE_ERRORS.md §2.5: GE-PY's get_value reads only its kinds
+        with pytest.raises(RuntimeError, match=rf"^Unsupported attribute type: {int(kind)}"):
+            n.get_attr("k")
+        with pytest.raises(RuntimeError, match=rf"^Unsupported attribute type: {int(kind)}"):
+            g.get_attr("k")
 
 
 def test_every_attr_value_type_is_covered() -> None:
@@ -347,13 +399,18 @@ def test_explicit_list_data_type_keeps_members() -> None:
 def test_explicit_kind_allows_empty_list() -> None:
     _, n = _node()
     n.set_attr("e", [], VT.VT_LIST_INT)
-    assert n.get_attr("e") == []
+    assert _read(n, "e") == []
+    with pytest.raises(RuntimeError, match=r"^Failed to get list value"):  # as GE's C getter
+        n.get_attr("e")
+    n.set_attr("s", [], VT.VT_LIST_STRING)
+    with pytest.raises(RuntimeError, match=r"^Failed to get list_string value"):
+        n.get_attr("s")
 
 
 def test_graph_attr_is_the_same_graph() -> None:
     _, n = _node()
     n.set_attr("g", _SUB, VT.VT_GRAPH)
-    assert n.get_attr("g") is _SUB
+    assert _read(n, "g") is _SUB
 
 
 def test_named_attrs_of_infers_each_kind() -> None:
@@ -455,11 +512,11 @@ def test_get_attr_returns_fresh_lists() -> None:
     got = n.get_attr("l")
     got.append(3)
     got[0] = 99
-    nested = n.get_attr("ll")
+    nested = _read(n, "ll")
     nested[0].append(5)
     nested.append([7])
     assert n.get_attr("l") == [1, 2]
-    assert n.get_attr("ll") == [[1], [2]]
+    assert _read(n, "ll") == [[1], [2]]
     assert n.get_attr("l") is not n.get_attr("l")
 
 
@@ -472,7 +529,7 @@ def test_set_attr_copies_the_list_in() -> None:
     value.append(3)
     nested[0].append(2.0)
     assert n.get_attr("l") == [1, 2]
-    assert g.get_attr("ll") == [[0.5], [1.0]]
+    assert _read(g, "ll") == [[0.5], [1.0]]
 
 
 def test_tensor_attr_is_copied_in_and_out() -> None:
@@ -494,14 +551,14 @@ def test_tensor_desc_attr_is_copied_in_and_out() -> None:
     d = TensorDesc([2])
     n.set_attr("d", d, VT.VT_TENSOR_DESC)
     d.set_shape([5])
-    got = n.get_attr("d")
+    got = _read(n, "d")
     assert got.shape == [2]
     got.set_shape([7])
-    assert n.get_attr("d").shape == [2]
+    assert _read(n, "d").shape == [2]
 
 
 def test_list_of_tensor_descs_is_copied_out() -> None:
     _, n = _node()
     n.set_attr("ds", [TensorDesc([1])], VT.VT_LIST_TENSOR_DESC)
-    n.get_attr("ds")[0].set_shape([9])
-    assert n.get_attr("ds")[0].shape == [1]
+    _read(n, "ds")[0].set_shape([9])
+    assert _read(n, "ds")[0].shape == [1]

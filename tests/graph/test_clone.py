@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ge.compiler.fuse import fuse_elementwise
 from ge.es import GraphBuilder
-from ge.graph import Graph, Node
+from ge.graph import AttrValueType, Graph, Node
 from ge.graph._air import model_from_bytes, model_to_bytes
 from ge.graph._clone import clone_graph
 from tests.graph._helpers import assert_same_graph
@@ -87,7 +87,7 @@ def test_cases_left_to_air() -> None:
     n = g2.add_node("If", "n", num_outputs=1)
     g2.set_node_subgraph(n, 0, sub)
     assert clone_graph(sub) is None  # not a root
-    n.set_attr("body", sub)
+    n.set_attr("body", sub, AttrValueType.VT_GRAPH)
     assert clone_graph(g2) is None  # a graph-valued attribute
 
 

@@ -19,7 +19,7 @@ def _graph() -> tuple[Graph, Node, Node]:
     g.add_data_edge(x, 0, relu, 0)
     body = Graph("body")
     inner = body.add_node("Relu", "inner", num_inputs=1, num_outputs=1)
-    g.add_subgraph(body)
+    g.register_subgraph(body)
     return g, relu, inner
 
 

@@ -55,7 +55,7 @@ def snapshot(graph: Graph) -> tuple[Any, ...]:
     subgraph registry and the outputs."""
     return (
         graph.name,
-        str(graph),
+        graph.as_text(),
         [_node_state(n) for n in graph.get_all_nodes()],
         [id(n) for n in graph.get_all_nodes()],
         [(s.name, id(s)) for s in graph.get_all_subgraphs()],
@@ -311,18 +311,25 @@ def test_add_data_edge_port_out_of_range(src_port: int, dst_port: int) -> None:
 
 
 def test_add_data_edge_node_of_another_graph() -> None:
-    g, a, b, _ = chain()
+    """GE_ERRORS.md §13.2: the nodes need an owner graph, not this one. Edges inside another
+    graph, and across two graphs, are accepted (verify reports a cross-graph edge); a
+    removed node (no graph) is refused."""
+    g, a, b, c = chain()
     h = Graph("h")
-    foreign = h.add_node("Relu", "f", num_inputs=1, num_outputs=1)
-    before_g, before_h = snapshot(g), snapshot(h)
-    with pytest.raises(RuntimeError, match="Failed to add DataEdge from Node a"):
-        g.add_data_edge(a, 0, foreign, 0)
-    with pytest.raises(RuntimeError, match="Failed to add DataEdge from Node f"):
-        g.add_data_edge(foreign, 0, b, 0)
-    with pytest.raises(RuntimeError):
-        h.add_data_edge(a, 0, foreign, 0)
-    assert snapshot(g) == before_g
-    assert snapshot(h) == before_h
+    f = h.add_node("Relu", "f", num_inputs=1, num_outputs=1)
+    f2 = h.add_node("Relu", "f2", num_inputs=1, num_outputs=1)
+    g.add_data_edge(f, 0, f2, 0)  # an edge inside h, added through g
+    assert f2.get_in_data_nodes_and_port_indexes(0) == (f, 0)
+    h.add_data_edge(c, 0, f, 0)  # across the two graphs
+    assert f.get_in_data_nodes_and_port_indexes(0) == (c, 0)
+    with pytest.raises(RuntimeError, match="fed by c, which is not in graph 'h'"):
+        h.verify(ops=False)
+    g.remove_node(a)
+    before = snapshot(g)
+    with pytest.raises(RuntimeError, match=r"^Failed to add DataEdge from Node a, Port Index 0"):
+        g.add_data_edge(a, 0, b, 0)
+    assert snapshot(g) == before
+
 
 
 def test_add_data_edge_removed_node() -> None:
@@ -370,7 +377,7 @@ def test_add_control_edge_links_both_ends() -> None:
     assert c.get_in_control_nodes() == [a, b]
     assert a.get_out_control_nodes() == [c]
     assert b.get_out_control_nodes() == [c]
-    assert "^a" in str(g)
+    assert "^a" in g.as_text()
 
 
 def test_add_control_edge_is_idempotent() -> None:
@@ -384,16 +391,19 @@ def test_add_control_edge_is_idempotent() -> None:
 
 
 def test_add_control_edge_node_of_another_graph() -> None:
-    g, a, _, _ = chain()
+    g, a, b, _ = chain()
     h = Graph("h")
-    foreign = h.add_node("Data", "f", num_outputs=1)
-    before_g, before_h = snapshot(g), snapshot(h)
-    with pytest.raises(RuntimeError):
-        g.add_control_edge(a, foreign)
-    with pytest.raises(RuntimeError):
-        g.add_control_edge(foreign, a)
-    assert snapshot(g) == before_g
-    assert snapshot(h) == before_h
+    f = h.add_node("Data", "f", num_outputs=1)
+    g.add_control_edge(a, f)  # accepted, as GE does
+    assert f.get_in_control_nodes() == [a]
+    g.remove_edge(a, -1, f, -1)
+    assert f.get_in_control_nodes() == []
+    g.remove_node(b)
+    before = snapshot(g)
+    with pytest.raises(RuntimeError, match=r"^Failed to add Control from Node a to Node b"):
+        g.add_control_edge(a, b)
+    assert snapshot(g) == before
+
 
 
 @pytest.mark.parametrize("which", ["src", "dst"])
@@ -418,7 +428,7 @@ def test_remove_data_edge() -> None:
         b.get_in_data_nodes_and_port_indexes(0)
     assert a.get_out_data_nodes_and_port_indexes(0) == []
     assert c.get_in_data_nodes_and_port_indexes(0) == (b, 0)
-    assert "b = Relu(_)" in str(g)
+    assert "b = Relu(_)" in g.as_text()
     g.add_data_edge(a, 0, b, 0)  # the input is free again
     assert b.get_in_data_nodes_and_port_indexes(0) == (a, 0)
 
@@ -512,7 +522,7 @@ def test_remove_node_cleans_every_link() -> None:
     with pytest.raises(RuntimeError, match="Failed to find Node name b"):
         g.find_node_by_name("b")
     assert b.graph is None
-    text = str(g)
+    text = g.as_text()
     assert "  b = " not in text and "b:0" not in text and "^b" not in text
     g.verify(ops=False)
 
@@ -601,7 +611,7 @@ def test_set_outputs() -> None:
     g, a, _, c = chain()
     g.set_outputs([(c, 0), (a, 0)])
     assert g.get_outputs() == [(c, 0), (a, 0)]
-    assert str(g).splitlines()[-2] == "  return c:0, a:0"
+    assert g.as_text().splitlines()[-2] == "  return c:0, a:0"
 
 
 @pytest.mark.parametrize(
@@ -708,8 +718,8 @@ def test_graph_attr_unsupported_value_keeps_old_value(value: Any) -> None:
 def test_add_get_and_list_subgraphs() -> None:
     g = Graph("test_graph")
     then_g, else_g = Graph("then_graph"), Graph("else_graph")
-    g.add_subgraph(then_g)
-    g.add_subgraph(else_g)
+    g.register_subgraph(then_g)
+    g.register_subgraph(else_g)
     assert g.get_subgraph("then_graph") is then_g
     assert g.get_subgraph("else_graph") is else_g
     assert g.get_all_subgraphs() == [then_g, else_g]
@@ -718,7 +728,7 @@ def test_add_get_and_list_subgraphs() -> None:
 def test_get_unknown_subgraph_is_none() -> None:
     g = Graph("test_graph")
     assert g.get_subgraph("nope") is None
-    g.add_subgraph(Graph("then_graph"))
+    g.register_subgraph(Graph("then_graph"))
     assert g.get_subgraph("nope") is None
     assert g.get_subgraph("test_graph") is None  # the root is not its own subgraph
 
@@ -726,7 +736,7 @@ def test_get_unknown_subgraph_is_none() -> None:
 def test_get_all_subgraphs_empty_and_fresh() -> None:
     g = Graph("g")
     assert g.get_all_subgraphs() == []
-    g.add_subgraph(Graph("s"))
+    g.register_subgraph(Graph("s"))
     g.get_all_subgraphs().clear()
     assert [s.name for s in g.get_all_subgraphs()] == ["s"]
 
@@ -734,17 +744,17 @@ def test_get_all_subgraphs_empty_and_fresh() -> None:
 def test_duplicate_subgraph_name_fails() -> None:
     g = Graph("test_graph")
     first = Graph("then_graph")
-    g.add_subgraph(first)
+    g.register_subgraph(first)
     before = snapshot(g)
     second = Graph("then_graph")
     with pytest.raises(
-        RuntimeError, match="Failed to add subgraph 'then_graph' to graph 'test_graph'"
+        RuntimeError, match="Failed to register subgraph 'then_graph' on graph 'test_graph'"
     ):
-        g.add_subgraph(second)
+        g.register_subgraph(second)
     assert snapshot(g) == before
     assert g.get_subgraph("then_graph") is first
-    with pytest.raises(RuntimeError, match="Failed to add subgraph 'then_graph'"):
-        g.add_subgraph(first)  # the very same graph again
+    with pytest.raises(RuntimeError, match="Failed to register subgraph 'then_graph'"):
+        g.register_subgraph(first)  # the very same graph again
     assert snapshot(g) == before
 
 
@@ -752,7 +762,7 @@ def test_add_subgraph_wrong_type() -> None:
     g, _, _, _ = chain()
     before = snapshot(g)
     with pytest.raises(TypeError):
-        g.add_subgraph("s")  # type: ignore[arg-type]
+        g.register_subgraph("s")  # type: ignore[arg-type]
     assert snapshot(g) == before
     assert g.get_all_subgraphs() == []
 
@@ -762,7 +772,7 @@ def test_graph_cannot_be_its_own_subgraph() -> None:
     n = g.add_node("If", "If_0", num_inputs=1, num_outputs=1)
     before = snapshot(g)
     with pytest.raises(RuntimeError):
-        g.add_subgraph(g)
+        g.register_subgraph(g)
     with pytest.raises(RuntimeError):
         g.set_node_subgraph(n, 0, g)
     assert snapshot(g) == before
@@ -775,7 +785,7 @@ def test_ancestor_cannot_become_subgraph_of_descendant() -> None:
     with pytest.raises(RuntimeError):
         then_g.set_node_subgraph(t1, 0, root)
     with pytest.raises(RuntimeError):
-        body_g.add_subgraph(root)
+        body_g.register_subgraph(root)
     with pytest.raises(RuntimeError):
         then_g.set_node_subgraph(t1, 0, then_g)
     assert snapshot(root) == before
@@ -784,9 +794,9 @@ def test_ancestor_cannot_become_subgraph_of_descendant() -> None:
 def test_nested_subgraphs_move_up_to_the_root() -> None:
     root = Graph("root")
     a, b = Graph("A"), Graph("B")
-    a.add_subgraph(b)
+    a.register_subgraph(b)
     assert a.get_all_subgraphs() == [b]
-    root.add_subgraph(a)
+    root.register_subgraph(a)
     assert root.get_all_subgraphs() == [a, b]
     assert root.get_subgraph("B") is b
     # every graph of the family sees the root's registry
@@ -806,12 +816,12 @@ def test_nested_node_subgraphs_registered_on_root() -> None:
 
 def test_add_subgraph_with_clashing_nested_name_registers_nothing() -> None:
     root = Graph("root")
-    root.add_subgraph(Graph("B"))
+    root.register_subgraph(Graph("B"))
     a, b = Graph("A"), Graph("B")
-    a.add_subgraph(b)
+    a.register_subgraph(b)
     before = snapshot(root)
-    with pytest.raises(RuntimeError, match="Failed to add subgraph 'A' to graph 'root'"):
-        root.add_subgraph(a)
+    with pytest.raises(RuntimeError, match="Failed to register subgraph 'A' on graph 'root'"):
+        root.register_subgraph(a)
     assert snapshot(root) == before
     assert root.get_subgraph("A") is None
     assert a.get_subgraph("B") is b  # a still holds its own subgraph
@@ -820,31 +830,56 @@ def test_add_subgraph_with_clashing_nested_name_registers_nothing() -> None:
 def test_subgraph_named_like_the_root_fails() -> None:
     root = Graph("root")
     before = snapshot(root)
-    with pytest.raises(RuntimeError, match="Failed to add subgraph 'root' to graph 'root'"):
-        root.add_subgraph(Graph("root"))
+    with pytest.raises(RuntimeError, match="Failed to register subgraph 'root' on graph 'root'"):
+        root.register_subgraph(Graph("root"))
     assert snapshot(root) == before
 
 
-def test_subgraph_of_another_root_fails() -> None:
+def test_standalone_graph_of_another_root_cannot_be_registered() -> None:
     r1, r2 = Graph("r1"), Graph("r2")
     s = Graph("s")
-    r1.add_subgraph(s)
+    r1.register_subgraph(s)
     before1, before2 = snapshot(r1), snapshot(r2)
-    with pytest.raises(RuntimeError, match="Failed to add subgraph 's' to graph 'r2'"):
-        r2.add_subgraph(s)
+    with pytest.raises(RuntimeError, match="Failed to register subgraph 's' on graph 'r2'"):
+        r2.register_subgraph(s)
+    with pytest.raises(RuntimeError, match=r"^Failed to add subgraph 's' to graph 'r2'"):
+        r2.add_subgraph(s)  # GE: no parent node
     assert snapshot(r1) == before1
     assert snapshot(r2) == before2
+
+
+def test_add_subgraph_of_a_subgraph_attached_to_another_graph() -> None:
+    """GE_ERRORS.md §13.2: GE checks only that the subgraph has a parent graph and a parent
+    node of that graph; the same object is then registered in both graphs, not copied."""
+    r1, r2 = Graph("r1"), Graph("r2")
+    node = r1.add_node("If", "if", num_inputs=1, num_outputs=1)
+    s = Graph("s")
+    r1.set_node_subgraph(node, 0, s)
+    r2.add_subgraph(s)
+    assert r2.get_subgraph("s") is s
+    assert r1.get_subgraph("s") is s
+    assert s.parent_node is node
+    assert r2.get_all_subgraphs() == [s]
+    with pytest.raises(RuntimeError, match=r"^Failed to add subgraph 's' to graph 'r2'"):
+        r2.add_subgraph(s)  # the same name again
+    r2.remove_subgraph("s")  # r1 keeps it attached
+    assert r2.get_subgraph("s") is None
+    assert r1.get_subgraph("s") is s and node.get_subgraph_names() == ["s"]
+    with pytest.raises(RuntimeError, match=r"^Failed to add subgraph 'fresh' to graph 'r1'"):
+        r1.add_subgraph(Graph("fresh"))  # GE: a standalone graph has no parent node
+    assert r1.get_subgraph("fresh") is None
+
 
 
 def test_remove_subgraph() -> None:
     g = Graph("g")
     s, t = Graph("s"), Graph("t")
-    g.add_subgraph(s)
-    g.add_subgraph(t)
+    g.register_subgraph(s)
+    g.register_subgraph(t)
     g.remove_subgraph("s")
     assert g.get_subgraph("s") is None
     assert g.get_all_subgraphs() == [t]
-    g.add_subgraph(s)  # s is free again
+    g.register_subgraph(s)  # s is free again
     assert g.get_all_subgraphs() == [t, s]
 
 
@@ -858,14 +893,15 @@ def test_remove_subgraph_clears_the_parent_node_reference() -> None:
     assert root.get_subgraph("else_g") is else_g
 
 
-def test_remove_unknown_subgraph_is_runtime_error() -> None:
+def test_remove_unknown_subgraph_does_nothing() -> None:
+    """GE_ERRORS.md §13.2: removing an unknown name succeeds silently."""
     root, _, _, _ = _graph_with_subgraphs()
     before = snapshot(root)
-    with pytest.raises(RuntimeError):
-        root.remove_subgraph("nope")
-    with pytest.raises(TypeError):
+    root.remove_subgraph("nope")
+    with pytest.raises(TypeError, match=r"^name must be a string"):
         root.remove_subgraph(1)  # type: ignore[arg-type]
     assert snapshot(root) == before
+
 
 
 def test_set_node_subgraph_errors_leave_graph_unchanged() -> None:
@@ -916,7 +952,7 @@ def test_dump_to_stream_readable_default() -> None:
     g, _, _, _ = chain()
     text = g.dump_to_stream()
     assert text == g.dump_to_stream(DumpFormat.kReadable)
-    assert text.rstrip("\n") == str(g)
+    assert text == str(g)  # GE's readable dump, ending with a newline
 
 
 def test_dump_to_stream_onnx() -> None:
@@ -973,7 +1009,7 @@ def test_dump_to_file_default_format_writes_readable(
     g.dump_to_file()
     files = list(tmp_path.iterdir())
     assert len(files) == 1
-    assert files[0].read_text().rstrip("\n") == str(g)
+    assert files[0].read_text() == str(g)
 
 
 @pytest.mark.parametrize("bad", [0, 2, "kOnnx"])
@@ -998,7 +1034,7 @@ def test_node_descs_are_independent_per_graph() -> None:
     h, _, hb, _ = chain()
     assert hb.get_output_desc(0).shape == []
     assert b.get_output_desc(0).shape == [4]
-    assert str(g) != str(h)
+    assert g.as_text() != h.as_text()
 
 
 def test_repr_mentions_name() -> None:

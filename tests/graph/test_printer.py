@@ -1,4 +1,5 @@
-"""Golden ``str(graph)`` texts, written from the format in ``ge/graph/_printer.py``'s docstring:
+"""Golden ``graph.as_text()`` texts (our listing; GE's ``str(graph)``: test_readable.py),
+written from the format in ``ge/graph/_printer.py``'s docstring:
 one line per node ``name = Type(inputs) {attrs} -> outputs``; inputs ``producer:port``, ``_``
 when unconnected, ``^producer`` for control inputs; attributes sorted by name; outputs as
 ``<dtype>[dims]`` plus ``@FORMAT`` when not ND; a ``return`` line; subgraph blocks after the
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ge.graph import DataType, Format, Graph, NamedAttrs, Node, Tensor, TensorDesc
+from ge.graph import AttrValueType, DataType, Format, Graph, NamedAttrs, Node, Tensor, TensorDesc
 
 
 def golden(text: str) -> str:
@@ -32,7 +33,7 @@ def _data_relu() -> Graph:
 
 
 def test_data_relu() -> None:
-    assert str(_data_relu()) == golden(
+    assert _data_relu().as_text() == golden(
         """
         graph demo {
           x = Data() {index=0} -> f32[2,3]
@@ -44,7 +45,7 @@ def test_data_relu() -> None:
 
 
 def test_empty_graph() -> None:
-    assert str(Graph("e")) == "graph e {\n}"
+    assert Graph("e").as_text() == "graph e {\n}"
 
 
 def test_const_with_tensor_attr() -> None:
@@ -53,7 +54,7 @@ def test_const_with_tensor_attr() -> None:
     const.set_attr("value", Tensor([1, 2, 3, 4], None, DataType.DT_INT32, Format.FORMAT_ND, [2, 2]))
     const.update_output_desc(0, _desc([2, 2], DataType.DT_INT32))
     g.set_outputs([(const, 0)])
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph c {
           Const_0 = Const() {value=tensor<i32[2,2]>[1, 2, 3, 4]} -> i32[2,2]
@@ -70,7 +71,7 @@ def test_long_tensor_attr_is_cut() -> None:
         "value", Tensor(list(range(10)), None, DataType.DT_INT64, Format.FORMAT_ND, [10])
     )
     const.update_output_desc(0, _desc([10], DataType.DT_INT64))
-    assert str(g).splitlines()[1] == (
+    assert g.as_text().splitlines()[1] == (
         "  k = Const() {value=tensor<i64[10]>[0, 1, 2, 3, 4, 5, 6, 7, ...]} -> i64[10]"
     )
 
@@ -88,7 +89,7 @@ def test_multi_output_node() -> None:
     g.add_data_edge(x, 0, split, 0)
     g.add_data_edge(split, 1, a, 0)
     g.set_outputs([(split, 0), (a, 0)])
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph m {
           x = Data() -> f32[4]
@@ -105,7 +106,7 @@ def test_unconnected_input_and_default_desc() -> None:
     x = g.add_node("Data", "x", num_outputs=1)
     add = g.add_node("Add", num_inputs=2, num_outputs=1)
     g.add_data_edge(x, 0, add, 1)
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph u {
           x = Data() -> f32[]
@@ -125,7 +126,7 @@ def test_control_inputs() -> None:
     g.add_control_edge(c, r)
     g.add_control_edge(d, r)
     g.add_data_edge(x, 0, r, 0)
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph ctl {
           x = Data() -> f32[]
@@ -147,7 +148,7 @@ def test_non_nd_format_and_dtypes() -> None:
     z.update_output_desc(0, _desc([-1, 2], DataType.DT_BOOL))
     g.add_data_edge(x, 0, y, 0)
     g.add_data_edge(y, 0, z, 0)
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph fmt {
           x = Data() -> f16[1,3,8,8]@NCHW
@@ -169,7 +170,7 @@ def test_graph_attrs_line_and_sorted_attrs() -> None:
     n.set_attr("dt", DataType.DT_INT32)
     n.set_attr("f", 0.1)
     n.set_attr("ints", [1, -2])
-    assert str(g) == golden(
+    assert g.as_text() == golden(
         """
         graph attrs {
           attrs {alpha=1, flag=True, mid=[0.5, 2.0], zeta='s'}
@@ -182,11 +183,11 @@ def test_graph_attrs_line_and_sorted_attrs() -> None:
 def test_other_attr_kinds() -> None:
     g = Graph("k")
     n = g.add_node("Foo", "n")
-    n.set_attr("b", b"\x00a")
-    n.set_attr("d", TensorDesc([3], data_type=DataType.DT_INT8))
+    n.set_attr("b", b"\x00a", AttrValueType.VT_BYTES)  # kinds GE's rules refuse: explicit
+    n.set_attr("d", TensorDesc([3], data_type=DataType.DT_INT8), AttrValueType.VT_TENSOR_DESC)
     n.set_attr("fn", NamedAttrs.of("f", {"y": 2, "x": "s"}))
-    n.set_attr("g", Graph("sub"))
-    assert str(g).splitlines()[1] == (
+    n.set_attr("g", Graph("sub"), AttrValueType.VT_GRAPH)
+    assert g.as_text().splitlines()[1] == (
         "  n = Foo() {b=b'\\x00a', d=desc<i8[3]>, fn=f{x='s', y=2}, g=graph<sub>}"
     )
 
@@ -196,7 +197,7 @@ def test_output_desc_attrs() -> None:
     n = g.add_node("Foo", "n", num_outputs=1)
     n.update_output_desc(0, _desc([2]))
     n.set_output_attr("tag", 0, "t")
-    assert str(g).splitlines()[1] == "  n = Foo() -> f32[2]{tag='t'}"
+    assert g.as_text().splitlines()[1] == "  n = Foo() -> f32[2]{tag='t'}"
 
 
 def _if_graph() -> tuple[Graph, Node]:
@@ -233,7 +234,7 @@ def _if_graph() -> tuple[Graph, Node]:
 
 def test_subgraph_blocks() -> None:
     root, _ = _if_graph()
-    assert str(root) == golden(
+    assert root.as_text() == golden(
         """
         graph root {
           cond = Data() -> bool[]
@@ -257,7 +258,7 @@ def test_subgraph_blocks() -> None:
 def test_node_with_attrs_and_subgraphs() -> None:
     root, if_node = _if_graph()
     if_node.set_attr("branch", 1)
-    assert str(root).splitlines()[3] == (
+    assert root.as_text().splitlines()[3] == (
         "  If_0 = If(cond:0, x:0) {branch=1} subgraphs=[then_g, else_g] -> f32[2]"
     )
 
@@ -265,18 +266,18 @@ def test_node_with_attrs_and_subgraphs() -> None:
 def test_removed_subgraph_shows_a_hole() -> None:
     root, _ = _if_graph()
     root.remove_subgraph("then_g")
-    text = str(root)
+    text = root.as_text()
     assert "  If_0 = If(cond:0, x:0) subgraphs=[_, else_g] -> f32[2]" in text.splitlines()
     assert "then_g" not in text
     assert "subgraph else_g (parent If_0) {" in text.splitlines()
 
 
 def test_deterministic_for_the_same_construction() -> None:
-    assert str(_if_graph()[0]) == str(_if_graph()[0])
-    assert str(_data_relu()) == str(_data_relu())
+    assert _if_graph()[0].as_text() == _if_graph()[0].as_text()
+    assert _data_relu().as_text() == _data_relu().as_text()
     g = _data_relu()
-    first = str(g)
-    assert str(g) == first
+    first = g.as_text()
+    assert g.as_text() == first
 
 
 def test_attr_insertion_order_does_not_matter() -> None:
@@ -287,6 +288,6 @@ def test_attr_insertion_order_does_not_matter() -> None:
         for key in order:
             n.set_attr(key, values[key])
             g.set_attr(key, values[key])
-        return str(g)
+        return g.as_text()
 
     assert build(["a", "b", "c", "d"]) == build(["d", "c", "b", "a"]) == build(["c", "a", "d", "b"])

@@ -237,12 +237,14 @@ def test_format_must_be_a_format(bad: object) -> None:
 
 @pytest.mark.parametrize("bad", [[1.5], ["a"], [1, None]])
 def test_shape_setters_reject_non_int_dims(bad: list[object]) -> None:
-    with pytest.raises(TypeError, match="dims must be a list of integers"):
+    with pytest.raises(TypeError, match=r"^shape must be a list of integers"):
         TensorDesc(bad)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="dims must be a list of integers"):
+    with pytest.raises(TypeError, match=r"^shape must be a list of integers"):
         TensorDesc().set_shape(bad)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="dims must be a list of integers"):
+    with pytest.raises(TypeError, match=r"^origin shape must be a list of integers"):
         TensorDesc().set_origin_shape(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^dims must be a list of integers"):
+        Shape(bad)  # type: ignore[arg-type]
 
 
 def test_failed_setter_leaves_desc_unchanged() -> None:

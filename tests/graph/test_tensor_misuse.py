@@ -40,7 +40,8 @@ def test_reading_freed_device_memory_is_a_ge_error_naming_it(use: object) -> Non
 
 def test_printing_a_tensor_with_freed_memory_says_so() -> None:
     t = freed_tensor()
-    assert "data: <freed device memory>" in str(t)
+    with pytest.raises(GeError, match="is no longer live"):  # str() reads get_data(), as GE
+        str(t)
     assert "data=<freed device memory>" in repr(t)
 
 
@@ -82,9 +83,11 @@ def test_reading_a_tensor_with_unknown_dims_is_a_value_error() -> None:
     t = unknown_dims_tensor()
     with pytest.raises(GeValueError, match=r"shape \[0, -1\] has unknown dims"):
         t.numpy()
-    with pytest.raises(ValueError, match="unknown dims"):
+    with pytest.raises(ValueError, match=r"^Input must start with"):  # no bytes: GE's <empty>
         t.get_data()
-    assert "data: <0 bytes>" in str(t)
+    with pytest.raises(ValueError, match=r"^Input must start with"):
+        str(t)
+    assert "data=<0 bytes>" in repr(t)
 
 
 def test_str_of_a_loaded_graph_with_such_a_tensor_attribute(tmp_path: Path) -> None:
@@ -95,7 +98,8 @@ def test_str_of_a_loaded_graph_with_such_a_tensor_attribute(tmp_path: Path) -> N
     g.save_to_air(path)
     loaded = Graph("h")
     loaded.load_from_air(path)
-    assert "value=tensor<f32[0,-1]><0 bytes>" in str(loaded)
+    assert "value=tensor<f32[0,-1]><0 bytes>" in loaded.as_text()
+    assert "attrs = {value: <empty>}" in str(loaded)
 
 
 def test_a_shape_too_big_to_allocate_is_a_value_error() -> None:

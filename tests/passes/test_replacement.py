@@ -273,7 +273,7 @@ def test_rewrite_reports_removed_and_added_names() -> None:
 def test_replace_in_a_subgraph() -> None:
     root = build("root", 1, es.Exp)
     body = build("body", 1, es.Neg)
-    root.add_subgraph(body)
+    root.register_subgraph(body)
     neg = of_type(body, "Neg")[0]
     assert SubgraphRewriter.replace(boundary([[(neg, 0)]], [(neg, 0)]), abs_replacement()) == 0
     assert [n.type for n in body.get_direct_nodes()] == ["Data", "NetOutput", "Abs"]

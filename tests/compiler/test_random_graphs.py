@@ -190,13 +190,13 @@ def test_compiled_equals_eval_graph(case: tuple[Graph, list[np.ndarray]]) -> Non
     actual = compiled.run_arrays(feeds)
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected, strict=True):
-        assert a.shape == e.shape, (a.shape, e.shape, str(graph))
+        assert a.shape == e.shape, (a.shape, e.shape, graph.as_text())
         assert a.dtype == e.dtype
         assert np.all(np.isfinite(e))
         # transcendental kernels may differ from numpy by an ulp; cancellation can scale
         # that, so the absolute tolerance follows the magnitude of the values involved
         scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
-        np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale, err_msg=str(graph))
+        np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale, err_msg=graph.as_text())
     # a second run reuses the plan and gives the same result
     again = compiled.run_arrays(feeds)
     for a, b in zip(again, actual, strict=True):

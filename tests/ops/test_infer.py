@@ -320,12 +320,12 @@ def test_infer_errors_are_infer_errors(
 ) -> None:
     g = Graph("g")
     ports = inputs(g)
-    before = str(g)
+    before = g.as_text()
     counts = [attrs["num_split"]] if op == "SplitV" else None
     with pytest.raises(InferError, match=pattern) as info:
         add_op_node(g, op, ports, attrs, output_counts=counts)
     assert isinstance(info.value, ValueError)
-    assert str(g) == before
+    assert g.as_text() == before
 
 
 DTYPE_REFUSALS = [
@@ -350,10 +350,10 @@ DTYPE_REFUSALS = [
 def test_dtype_constraints_are_enforced(op: str, inputs: list[Any], name: str) -> None:
     g = Graph("g")
     ports = [None if s is None else d(g, i, s[0], s[1]) for i, s in enumerate(inputs)]
-    before = str(g)
+    before = g.as_text()
     with pytest.raises(InferError, match=name):
         add_op_node(g, op, ports)
-    assert str(g) == before
+    assert g.as_text() == before
 
 
 def test_case_branch_index_must_be_int32() -> None:
@@ -362,10 +362,10 @@ def test_case_branch_index_must_be_int32() -> None:
     x = data_node(branch, 0, [2], F32)
     add_op_node(branch, "NetOutput", [[(x, 0)]])
     idx, x = d(g, 0, [], "int64"), d(g, 1, [2])
-    before = str(g)
+    before = g.as_text()
     with pytest.raises(InferError, match="DT_INT64"):
         add_op_node(g, "Case", [idx, [x]], subgraphs=[[branch]], output_counts=[1])
-    assert str(g) == before
+    assert g.as_text() == before
     assert g.get_all_subgraphs() == []
 
 
@@ -394,7 +394,7 @@ def test_failed_build_leaves_graph_unchanged(build: Any, error: type[Exception])
     x = data_node(g, 0, [3], F32, name="x")
     y = add_op_node(g, "Relu", [(x, 0)], name="y")
     g.set_outputs([(y, 0)])
-    before = str(g)
+    before = g.as_text()
     names = sorted(n.name for n in g.get_all_nodes())
     with pytest.raises(error):
         build(g, (x, 0))
@@ -402,7 +402,7 @@ def test_failed_build_leaves_graph_unchanged(build: Any, error: type[Exception])
     for node in list(g.get_direct_nodes()):
         if node.name not in names and node.type in ("Const", "Data"):
             g.remove_node(node)
-    assert str(g) == before
+    assert g.as_text() == before
     assert sorted(n.name for n in g.get_all_nodes()) == names
     assert x.get_out_data_nodes_and_port_indexes(0) == [(y, 0)]
     # the failed node's name is free again
@@ -418,12 +418,12 @@ def test_failed_control_flow_build_leaves_no_subgraph() -> None:
         a = add_op_node(sub, "Data", [None], {"_parent_node_index": 1}, declared=[TensorDesc([2])])
         c = add_op_node(sub, "Cast", [(a, 0)], {"dst_type": int({F32: 0, I32: 3}[dtype])})
         add_op_node(sub, "NetOutput", [[(c, 0)]])
-    before = str(g)
+    before = g.as_text()
     with pytest.raises(InferError, match="type"):
         add_op_node(
             g, "If", [(cond, 0), [(x, 0)]], subgraphs=[then_g, else_g], output_counts=[1], name="if"
         )
-    assert str(g) == before
+    assert g.as_text() == before
     assert g.get_all_subgraphs() == []
     assert then_g.parent_node is None and else_g.parent_node is None
     assert [n.name for n in g.get_direct_nodes()] == ["cond", "x"]
@@ -433,10 +433,10 @@ def test_infer_node_does_not_change_the_node() -> None:
     g = Graph("g")
     x = data_node(g, 0, [2, 3], F32)
     y = add_op_node(g, "Relu", [(x, 0)])
-    before = str(g)
+    before = g.as_text()
     descs = infer_node(y)
     assert [list(t.get_shape()) for t in descs] == [[2, 3]]
-    assert str(g) == before
+    assert g.as_text() == before
 
 
 # --- infer_graph ------------------------------------------------------------------------------
@@ -460,16 +460,16 @@ def test_infer_graph_with_input_shapes() -> None:
     assert list(n["r"].get_input_desc(0).get_shape()) == [5, 3]
     assert shape_of(n["s"]) == [5]
     assert shape_of(n["y"]) == [5]
-    assert "f32[5,3]" in str(g)
+    assert "f32[5,3]" in g.as_text()
     (got,) = eval_graph(g, [np.ones((5, 3), np.float32), np.arange(5, dtype=np.float32)])
     np.testing.assert_array_equal(got, np.arange(5, dtype=np.float32) + 3)
 
 
 def test_infer_graph_without_input_shapes_is_idempotent() -> None:
     g, _ = _pipeline()
-    before = str(g)
+    before = g.as_text()
     infer_graph(g)
-    assert str(g) == before
+    assert g.as_text() == before
 
 
 def test_infer_graph_reports_conflicting_input_shapes() -> None:

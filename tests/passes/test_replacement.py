@@ -69,7 +69,7 @@ def snapshot(g: Graph) -> tuple[str, list[Any]]:
         else (n.name, [c.name for c in n.get_in_control_nodes()])
         for n in g.get_direct_nodes()
     ]
-    return str(g), extra
+    return g.as_text(), extra
 
 
 def arrays(n: int) -> list[np.ndarray]:
@@ -96,7 +96,7 @@ def test_replace_one_input_one_output() -> None:
     n0, n1 = of_type(g, "Neg")
     status = SubgraphRewriter.replace(boundary([[(n0, 0)]], [(n1, 0)]), abs_replacement())
     assert status == 0 and type(status) is int
-    assert str(g) == (
+    assert g.as_text() == (
         "graph g {\n"
         "  input_0 = Data(_) {index=0} -> f32[2,3]\n"
         "  Relu_2 = Relu(Abs_0:0) -> f32[2,3]\n"

@@ -1143,7 +1143,7 @@ def test_random_graphs_through_the_session(case: tuple[Graph, list[np.ndarray]])
         for a, e in zip(got, expected, strict=True):
             assert a.shape == e.shape and a.dtype == e.dtype
             scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
-            np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale, err_msg=str(graph))
+            np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale, err_msg=graph.as_text())
 
 
 # --- large outputs are written into pooled memory the result tensor owns -----------------------

@@ -200,7 +200,8 @@ def test_device_inputs_that_cannot_be_read_never_crash(tmp_path: Path) -> None:
     assert got["short-device"] == "GeValueError GeError", done.stdout
     assert got["short-device-async"] == "GeValueError GeError", done.stdout
     assert got["freed"].endswith(" GeError"), done.stdout
-    assert got["freed-str"] == "RAN", done.stdout
+    # str(tensor) reads get_data() as GE-PY's does, so freed memory raises (a GeError), not crash
+    assert got["freed-str"] == "GeError GeError", done.stdout
     assert got["huge-fill"].endswith(" GeError"), done.stdout
     assert done.stdout.splitlines()[-1] == "done"
     assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -131,7 +131,7 @@ def _run_pass(
     snapshot = take_snapshot(graph)
     reinfer = infer is not None and descriptor.stage in _INFERRED_STAGES
     # what run() of a fusion_base pass did is known only by comparing
-    before = str(graph) if on_change is not None or reinfer else None
+    before = graph.as_text() if on_change is not None or reinfer else None
     try:
         flow = _FLOWS.get(descriptor.kind)
         if flow is None:
@@ -140,7 +140,7 @@ def _run_pass(
             )
         changed = flow(graph, descriptor, context, record)
         if changed is None:
-            changed = before is not None and str(graph) != before
+            changed = before is not None and graph.as_text() != before
         if changed and reinfer:
             assert infer is not None
             infer(graph)

@@ -67,8 +67,12 @@ def broadcast_shapes(*shapes: Sequence[int]) -> list[int]:
     >>> broadcast_shapes([2, 1], [3]), broadcast_shapes([-1, 3], [1]), broadcast_shapes([-2], [3])
     ([2, 3], [-1, 3], [-2])
     """
-    if len(shapes) == 2 and shapes[0] == shapes[1]:  # most calls: what follows gives it too
-        return list(shapes[0])
+    if len(shapes) == 2:  # most calls: equal shapes, or a scalar operand (what follows agrees)
+        a, b = shapes
+        if a == b or not b:
+            return list(a)
+        if not a:
+            return list(b)
     if any(is_unknown_rank(s) for s in shapes):
         return list(UNKNOWN_RANK)
     rank = max((len(s) for s in shapes), default=0)

@@ -59,7 +59,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ge.jit._control import cond, while_loop
+from ge.jit._control import cond, fori_loop, while_loop
 from ge.jit._function import CacheInfo, JitFunction, Lowered, logger
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "JitFunction",
     "Lowered",
     "cond",
+    "fori_loop",
     "jit",
     "logger",
     "wait_for_compiles",

@@ -17,6 +17,7 @@ condition must be one value (size 1): GE's own ``If``/``While`` would read a lon
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ from ge.es.tensor_like import to_const
 from ge.graph.graph import Graph
 from ge.jit._pytree import TreeDef, flatten, unflatten
 
-__all__ = ["cond", "while_loop"]
+__all__ = ["cond", "fori_loop", "while_loop"]
 
 _NAMES = itertools.count()
 _Aval = str  # a traced value's dtype and shape, as "float32[2, 3]"
@@ -168,3 +169,35 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     carried = inputs + captured  # values the loop reads from outside ride along unchanged
     outs = ge.es.While(carried, len(carried), cond_graph, body_graph)
     return unflatten(tree, list(outs)[: len(inputs)])
+
+
+def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:
+    """``val = init; for i in range(lower, upper): val = body_fn(i, val); return val`` (JAX's
+    ``fori_loop``), as one ``While`` node when a bound or the state is traced, else a plain
+    Python loop.
+
+    Decision (ours, numpy's rules): a traced counter ``i`` is an int64 array (or the dtype of a
+    traced ``lower``), so ``i * x`` with a float32 ``x`` promotes to float64 as numpy does for
+    an int64 array — cast it (``i.astype(x.dtype)``) where the state must stay float32.
+    """
+    _check_callable("fori_loop", body_fn=body_fn)
+    for what, bound in (("lower", lower), ("upper", upper)):
+        if not isinstance(bound, TensorHolder):
+            try:
+                operator.index(bound)
+            except TypeError:
+                raise GeTypeError(
+                    f"ge.jit.fori_loop: {what} must be an int or a traced integer, got "
+                    f"{type(bound).__name__}"
+                ) from None
+    leaves, tree = flatten(init)
+    builder = _builder_of([lower, upper, *leaves])
+    if builder is None:
+        val = init
+        for i in range(operator.index(lower), operator.index(upper)):
+            val = body_fn(i, val)
+        return val
+    start = lower if isinstance(lower, TensorHolder) else np.int64(operator.index(lower))
+    state = (_holders(builder, [start])[0], unflatten(tree, _holders(builder, leaves)))
+    _, val = while_loop(lambda s: s[0] < upper, lambda s: (s[0] + 1, body_fn(s[0], s[1])), state)
+    return val

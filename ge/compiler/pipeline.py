@@ -111,8 +111,14 @@ def _stage(stage: PassStage) -> Callable[[Graph, Compilation], None]:
             dump_step(g, compilation.step_index, step, compilation.ge_options.dump_graph)
 
         explain = compilation.reports is not None
+        on_change = dump if compilation.ge_options.dump_graph else None  # else no text renders
         report = run_stage(
-            graph, stage, compilation.options, on_change=dump, infer=infer_graph, explain=explain
+            graph,
+            stage,
+            compilation.options,
+            on_change=on_change,
+            infer=infer_graph,
+            explain=explain,
         )
         if compilation.reports is not None:
             compilation.reports.append(report)

@@ -298,13 +298,13 @@ def _replacement_of(
 
 
 def _as_graph(builder: Any, value: Any) -> Graph:
-    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
+    from ge.passes.pattern import holder_outputs  # noqa: PLC0415
 
     if isinstance(value, Graph):
         return value
-    outputs = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not outputs or not all(isinstance(v, TensorHolder) for v in outputs):
-        raise TypeError(
+    outputs = holder_outputs(value)
+    if outputs is None:
+        raise GeTypeError(
             "Expression-style replacement must return a TensorHolder or a non-empty "
             "list/tuple of TensorHolder"
         )

@@ -437,7 +437,6 @@ def _is_pattern_like(value: object) -> bool:
 
 def _pattern_outputs(value: object) -> list[TensorHolder] | None:
     """The outputs a ``@pattern`` method returned, or ``None`` for a Pattern/Graph result."""
-    holder = _holder_type()
     if _is_pattern_like(value):
         return None
     if isinstance(value, (list, tuple)) and value and all(_is_pattern_like(v) for v in value):
@@ -445,14 +444,24 @@ def _pattern_outputs(value: object) -> list[TensorHolder] | None:
             "A @pattern method supports a single pattern only. For multiple patterns, declare "
             "several @pattern methods or use legacy patterns(self)."
         )
+    outputs = holder_outputs(value)
+    if outputs is None:
+        raise GeTypeError(
+            "Expression-style patterns must return a TensorHolder or a non-empty list/tuple of "
+            "TensorHolder"
+        )
+    return outputs
+
+
+def holder_outputs(value: object) -> list[TensorHolder] | None:
+    """What an expression-style hook returned as a list of outputs: a TensorHolder, or a
+    non-empty list/tuple of them; ``None`` for anything else."""
+    holder = _holder_type()
     if isinstance(value, holder):
         return [value]
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, holder) for v in value):
         return list(value)
-    raise GeTypeError(
-        "Expression-style patterns must return a TensorHolder or a non-empty list/tuple of "
-        "TensorHolder"
-    )
+    return None
 
 
 def build_expression_pattern(pass_obj: object, method_name: str) -> Pattern:

@@ -92,6 +92,7 @@ from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.ops.registry import find_op
+from ge.passes._infer_shape import infer_shape  # re-exported: GE-PY's helper, our own module
 from ge.passes.fuse_inspector import (
     fuse_creates_cycle,
     fuse_problem,
@@ -757,6 +758,3 @@ def create_replacement(graph: Graph) -> Graph:
     if not isinstance(graph, Graph):
         raise GeTypeError("replacement graph must be a ge.graph.Graph")
     return graph
-
-
-from ge.passes._infer_shape import infer_shape  # noqa: E402  (it reads the boundary types above)

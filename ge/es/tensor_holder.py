@@ -780,3 +780,7 @@ _REDUCE_OPS = {
 }
 
 from ge.es import _numpy_rules  # noqa: E402  (it builds on TensorHolder, defined above)
+from ge.es._numpy_api import FUNCTIONS as _API_FUNCTIONS  # noqa: E402
+
+for _fname, _frule in _API_FUNCTIONS.items():
+    _FUNCTIONS.setdefault(_fname, _frule)

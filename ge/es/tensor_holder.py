@@ -404,6 +404,56 @@ class TensorHolder:
     def __getitem__(self, key: Any) -> TensorHolder:
         return _index(self, key if isinstance(key, tuple) else (key,))
 
+    # --- in-place updates, inside ge.jit only (ge.es._inplace) -----------------------------------
+    def _rebind(self, value: TensorHolder) -> None:
+        """Make this holder stand for ``value`` (an in-place update, built functionally)."""
+        if value._builder is not self._builder:
+            raise GeTypeError(
+                f"in-place update of {self!r} inside a cond/while_loop body: it is a value "
+                f"of the enclosing graph; return the new value from the body instead"
+            )
+        self._node, self._port = value._node, value._port
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not self._builder._numpy_semantics:
+            raise TypeError("'TensorHolder' object does not support item assignment")
+        self._builder._atomically(_inplace.setitem, self, key, value)
+
+    def fill(self, value: Any) -> None:
+        """numpy's ``ndarray.fill``, inside ge.jit (it rebinds this holder)."""
+        if not self._builder._numpy_semantics:
+            raise GeTypeError(f"fill of {self!r}: in-place updates work inside @ge.jit only")
+        self._builder._atomically(_inplace.fill, self, value)
+
+    def _augmented(self, ufunc: str, method: str, other: Any) -> Any:
+        if not self._builder._numpy_semantics:
+            return NotImplemented  # Python falls back to the binary operator and rebinds
+        return self._builder._atomically(_inplace.augmented, self, ufunc, method, other)
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._augmented("add", "__add__", other)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._augmented("subtract", "__sub__", other)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._augmented("multiply", "__mul__", other)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._augmented("divide", "__truediv__", other)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return self._augmented("floor_divide", "__floordiv__", other)
+
+    def __imod__(self, other: Any) -> Any:
+        return self._augmented("remainder", "__mod__", other)
+
+    def __ipow__(self, other: Any) -> Any:
+        return self._augmented("power", "__pow__", other)
+
+    def __imatmul__(self, other: Any) -> Any:
+        return self._augmented("matmul", "__matmul__", other)
+
     # --- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         rule = _ufunc_rule(ufunc.__name__)
@@ -779,8 +829,10 @@ _REDUCE_OPS = {
     "prod": "ReduceProd",
 }
 
-from ge.es import _numpy_rules  # noqa: E402  (it builds on TensorHolder, defined above)
+from ge.es import _inplace, _numpy_rules  # noqa: E402  (they build on TensorHolder, above)
 from ge.es._numpy_api import FUNCTIONS as _API_FUNCTIONS  # noqa: E402
 
 for _fname, _frule in _API_FUNCTIONS.items():
     _FUNCTIONS.setdefault(_fname, _frule)
+
+_inplace.install(_FUNCTIONS)

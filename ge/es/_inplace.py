@@ -1,0 +1,248 @@
+"""In-place updates of traced values inside ``@ge.jit``, as numpy users write them (issue #16).
+
+A graph has no mutable buffers, so an update builds the new value functionally and *rebinds*
+the holder to it (``TensorHolder._rebind``): the same Python object now stands for the new
+node, so every name bound to it (``y = x; x[0] = 1``: ``y`` sees the update, as in numpy) and
+every later read sees the update. ``ge.jit`` writes the final value of a mutated argument
+back into the caller's array (``ge.jit._function``).
+
+Decisions:
+
+* ``x[key] = v``: shapes are known while tracing, so numpy itself works out which elements a
+  key selects (``np.arange(x.size).reshape(x.shape)[key]``: basic keys — ints, slices with any
+  step, ``...``, ``None`` — integer arrays and constant boolean masks, with numpy's rules and
+  errors for out-of-range indices). ``v`` is cast to ``x``'s dtype as numpy's setitem casts
+  (unsafe: a float into an int array truncates silently), broadcast to the selection's shape
+  (numpy's ``could not broadcast`` error otherwise), gathered into place (``GatherV2`` with a
+  constant index per element of ``x``) and merged with ``SelectV2`` over a constant mask. With
+  repeated integer indices the last write wins, as numpy does. A *traced* boolean mask
+  (``x[x > 0] = 0``) takes a scalar or size-1 ``v`` (its selection's size is only known at run
+  time), built as one ``SelectV2``; an integer-array key that is a traced value is not
+  supported (``GeTypeError``).
+* Views: a holder made by basic slicing (a ``StridedSlice`` output) is a view in numpy, and a
+  write into it would change its base there. That is not propagated here, so ``y = x[0:2];
+  y[:] = 1`` raises a ``GeTypeError`` (copy first: ``np.copy(x[0:2])``) rather than silently
+  diverging. ``x[a:b] += v`` works (Python reads ``x[a:b]``, adds, and assigns back into
+  ``x``); the one form not detected is ``y = x[0:2]; y += 1``, where ``y`` is rebound to a new
+  value and ``x`` is left alone (numpy would change ``x``).
+* Augmented assignment (``+= -= *= /= //= %= **= @=``) computes with numpy's rules
+  (``ge.es._numpy_rules``) and casts back to ``x``'s dtype under numpy's ``same_kind`` rule,
+  raising ``GeTypeError`` with numpy's ``UFuncTypeError`` wording otherwise (``int_arr += 1.5``);
+  a result that broadcasts ``x`` to a bigger shape raises numpy's ``non-broadcastable output``
+  error as a ``GeValueError``.
+* ``np.copyto(dst, src, casting="same_kind", where=True)`` and ``x.fill(v)`` rebind ``dst`` /
+  ``x``; ``np.copy(x)`` is an ``Identity`` (a value of its own, safe to write into).
+* An update inside a ``cond``/``while_loop`` body of a value of the enclosing graph raises
+  ``GeTypeError`` (return the new value from the body instead).
+* Outside ``ge.jit`` (GE-PY holders) nothing changes: ``t[0] = 1`` raises ``TypeError`` and
+  ``t += 1`` rebinds the name to ``t + 1``, as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+
+if TYPE_CHECKING:
+    from ge.es.tensor_holder import TensorHolder
+
+__all__ = ["augmented", "copyto", "fill", "setitem"]
+
+_VIEW_OPS = frozenset({"StridedSlice"})
+
+
+def _static_shape(x: TensorHolder, what: str) -> tuple[int, ...]:
+    shape = x.shape
+    if any(d < 0 for d in shape):
+        raise GeTypeError(f"{what} of {x!r} needs a known shape, got {list(shape)}")
+    return shape
+
+
+def _check_not_view(x: TensorHolder) -> None:
+    if x._node.type in _VIEW_OPS:
+        raise GeTypeError(
+            f"in-place update of {x!r}, a slice of another traced value: in numpy it is a "
+            f"view and the write would change its base, which ge.jit does not propagate; "
+            f"assign into the base (x[a:b] = v) or copy the slice first (np.copy(x[a:b]))"
+        )
+
+
+def _value(x: TensorHolder, v: Any) -> TensorHolder:
+    """``v`` as a holder of ``x``'s graph in ``x``'s dtype (numpy's setitem casts unsafely)."""
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415  (it imports us)
+
+    if isinstance(v, TensorHolder):
+        return x._operand(v).astype(x.dtype)
+    try:
+        array = np.asarray(v)
+    except (TypeError, ValueError) as e:
+        raise GeTypeError(f"cannot assign {v!r} into {x!r}: {e}") from None
+    if array.dtype.kind not in "biufc":
+        raise GeTypeError(f"cannot assign {v!r} ({array.dtype}) into {x!r} ({x.dtype})")
+    with np.errstate(all="ignore"):
+        try:
+            cast = array.astype(x.dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise GeTypeError(f"cannot assign {v!r} into {x!r}: {e}") from None
+    return x._operand(np.ascontiguousarray(cast))
+
+
+def _key_tuple(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def setitem(x: TensorHolder, key: Any, v: Any) -> None:
+    """``x[key] = v`` inside ge.jit: rebinds ``x`` to the updated value."""
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
+
+    _check_not_view(x)
+    items = _key_tuple(key)
+    traced = [k for k in items if isinstance(k, TensorHolder)]
+    if traced:
+        if len(items) == 1 and traced[0].dtype == np.bool_:
+            _masked(x, traced[0], v)
+            return
+        raise GeTypeError(
+            "assignment with a traced index supports one boolean mask (x[mask] = v); "
+            "ints, slices, ..., None, constant integer arrays and constant boolean masks "
+            f"are supported, got {key!r}"
+        )
+    shape = _static_shape(x, "assignment into")
+    positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    try:
+        selected = positions[key]
+    except IndexError as e:
+        raise GeValueError(f"x[{key!r}] = ... of {x!r}: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise GeTypeError(f"unsupported index {key!r} for assignment into {x!r}: {e}") from None
+    selected = np.asarray(selected)
+    value = _value(x, v)
+    vshape = _static_shape(value, "the assigned value")
+    try:
+        np.broadcast_to(np.empty(vshape, dtype=np.bool_), selected.shape)
+    except ValueError:
+        raise GeValueError(
+            f"could not broadcast input array from shape {vshape} into shape {selected.shape}"
+        ) from None
+    if selected.size == 0:
+        return
+    flat = value
+    if vshape != selected.shape:
+        flat = value._op("BroadcastTo", value, value._ints(list(selected.shape)))
+    flat = flat.reshape(-1) if flat.ndim != 1 else flat
+    source = np.full(positions.size, -1, dtype=np.int64)
+    source[selected.reshape(-1)] = np.arange(selected.size, dtype=np.int64)  # last write wins
+    gathered = x._op(
+        "GatherV2", flat, x._operand(np.maximum(source, 0)), x._ints([0]), attrs={}
+    ).reshape(list(shape))
+    if bool((source >= 0).all()):
+        result = gathered
+    else:
+        mask = x._operand((source >= 0).reshape(shape))
+        result = x._op("SelectV2", mask, gathered, x)
+    x._rebind(result)
+
+
+def _masked(x: TensorHolder, mask: TensorHolder, v: Any) -> None:
+    """``x[mask] = v`` with a traced boolean mask: ``v`` must be a scalar or of size 1."""
+    value = _value(x, v)
+    vshape = _static_shape(value, "the assigned value")
+    if int(np.prod(vshape, dtype=np.int64)) != 1:
+        raise GeTypeError(
+            f"x[mask] = v with a traced mask takes a scalar or size-1 v (the number of "
+            f"selected elements is only known at run time), got shape {vshape}"
+        )
+    if tuple(mask.shape) != tuple(x.shape):
+        raise GeValueError(
+            f"boolean index of shape {list(mask.shape)} does not match {x!r} of shape "
+            f"{list(x.shape)}"
+        )
+    scalar = value.reshape([]) if value.ndim else value
+    x._rebind(x._op("SelectV2", x._operand(mask), scalar, x))
+
+
+def fill(x: TensorHolder, v: Any) -> None:
+    """``x.fill(v)``: every element becomes ``v`` (a scalar), cast to ``x``'s dtype."""
+    if np.ndim(v) != 0 and not (hasattr(v, "shape") and int(np.prod(v.shape)) == 1):
+        raise GeValueError(f"fill of {x!r} takes a scalar, got {v!r}")
+    setitem(x, Ellipsis, v)
+
+
+def _casting_error(ufunc: str, got: np.dtype[Any], to: np.dtype[Any]) -> GeTypeError:
+    return GeTypeError(
+        f"Cannot cast ufunc '{ufunc}' output from dtype('{got}') to dtype('{to}') with "
+        f"casting rule 'same_kind'"
+    )
+
+
+def augmented(x: TensorHolder, ufunc: str, method: str, other: Any) -> TensorHolder:
+    """``x <op>= other`` inside ge.jit: numpy's ``np.<ufunc>(x, other, out=x)``."""
+    result = getattr(x, method)(other)
+    if result is NotImplemented:
+        raise GeTypeError(
+            f"unsupported operand type(s) for {ufunc}=: {x!r} and {type(other).__name__}"
+        )
+    if tuple(result.shape) != tuple(x.shape):
+        raise GeValueError(
+            f"non-broadcastable output operand with shape {x.shape} doesn't match the "
+            f"broadcast shape {result.shape}"
+        )
+    if result.dtype != x.dtype:
+        if not np.can_cast(result.dtype, x.dtype, "same_kind"):
+            raise _casting_error(ufunc, result.dtype, x.dtype)
+        result = result.astype(x.dtype)
+    if x._node.type in _VIEW_OPS:
+        return result  # a slice read for x[a:b] += v: Python assigns the result back
+    x._rebind(result)
+    return x
+
+
+def copyto(
+    anchor: TensorHolder, dst: Any, src: Any, casting: str = "same_kind", where: Any = True
+) -> None:
+    """``np.copyto(dst, src, casting, where)`` with a traced ``dst``: rebinds ``dst``."""
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
+
+    if not anchor._builder._numpy_semantics:
+        raise GeTypeError("np.copyto into a traced value works inside @ge.jit only")
+    if not isinstance(dst, TensorHolder):
+        raise GeTypeError(
+            f"np.copyto into a {type(dst).__name__} from a traced value: the destination "
+            f"must be a traced value (its values are only known when the graph runs)"
+        )
+    _check_not_view(dst)
+    src_dtype = src.dtype if isinstance(src, TensorHolder) else np.asarray(src).dtype
+    if isinstance(src, (int, float, complex)) and not isinstance(src, bool):
+        src_dtype = np.result_type(dst.dtype, src) if casting == "same_kind" else src_dtype
+    if not np.can_cast(src_dtype, dst.dtype, casting):  # type: ignore[arg-type]
+        raise GeTypeError(
+            f"Cannot cast array data from dtype('{src_dtype}') to dtype('{dst.dtype}') "
+            f"according to the rule '{casting}'"
+        )
+    if isinstance(where, bool) and where:
+        setitem(dst, Ellipsis, src)
+        return
+    value = _value(dst, src)
+    full = value._op("BroadcastTo", value, value._ints(list(_static_shape(dst, "np.copyto"))))
+    condition = dst._operand(where if isinstance(where, TensorHolder) else np.asarray(where))
+    if condition.dtype != np.bool_:
+        raise GeTypeError(f"np.copyto's where must be boolean, got {condition.dtype}")
+    dst._rebind(dst._op("SelectV2", condition, full, dst))
+
+
+def _copy(anchor: TensorHolder, a: Any, **_: Any) -> TensorHolder:
+    x = anchor._operand(a)
+    return x._op("Identity", x)
+
+
+def _copyto_rule(anchor: TensorHolder, dst: Any, src: Any, **kwargs: Any) -> None:
+    copyto(anchor, dst, src, **kwargs)
+
+
+def install(functions: dict[str, Any]) -> None:
+    """Add ``np.copyto`` and ``np.copy`` to ``TensorHolder.__array_function__``'s table."""
+    functions.setdefault("copyto", _copyto_rule)
+    functions.setdefault("copy", _copy)

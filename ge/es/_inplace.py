@@ -180,7 +180,7 @@ def _casting_error(ufunc: str, got: np.dtype[Any], to: np.dtype[Any]) -> GeTypeE
 
 def augmented(x: TensorHolder, ufunc: str, method: str, other: Any) -> TensorHolder:
     """``x <op>= other`` inside ge.jit: numpy's ``np.<ufunc>(x, other, out=x)``."""
-    result = getattr(x, method)(other)
+    result: TensorHolder = getattr(x, method)(other)
     if result is NotImplemented:
         raise GeTypeError(
             f"unsupported operand type(s) for {ufunc}=: {x!r} and {type(other).__name__}"

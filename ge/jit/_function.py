@@ -121,9 +121,18 @@ class _Entry:
     per call) and compiles with it, in the foreground or in the worker."""
 
     def __init__(
-        self, graph: Graph, out_tree: TreeDef, consts: dict[int, Any], *, background: bool
+        self,
+        graph: Graph,
+        out_tree: TreeDef,
+        consts: dict[int, Any],
+        *,
+        background: bool,
+        writeback: Sequence[tuple[int, str]] = (),
     ) -> None:
         self.graph = graph
+        # (array argument index, path) of each argument the trace updated in place; their
+        # final values are the graph's last outputs, copied into the caller's arrays
+        self.writeback = list(writeback)
         self.out_tree = out_tree
         self.consts = consts  # output leaf index -> Python value returned as it is
         self.compiled: Any = None
@@ -159,7 +168,12 @@ class _Entry:
             specs = [(plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs]
         self.compiled, self.runner, self.out_specs = compiled, runner, specs
         # one array out and nothing else: the result is the runner's output as it is
-        self.single = runner is not None and self.out_tree.kind == "leaf" and not self.consts
+        self.single = (
+            runner is not None
+            and self.out_tree.kind == "leaf"
+            and not self.consts
+            and not self.writeback
+        )
 
     def n_graph_outputs(self) -> int:
         from ge.ops.infer import graph_outputs  # noqa: PLC0415
@@ -179,10 +193,32 @@ class _Entry:
                 self.job = None
         return True
 
-    def run(self, arrays: Sequence[Any], donated: Sequence[Tensor] = (), to: str = "") -> Any:
+    def run(
+        self,
+        arrays: Sequence[Any],
+        donated: Sequence[Tensor] = (),
+        to: str = "",
+        targets: Sequence[Any] = (),
+    ) -> Any:
         """The call's results. ``donated`` tensors are given up to the call (``to`` names it):
         outputs of their dtype and shape are written over their memory where the plan
-        allows, and every one of them is unusable afterwards."""
+        allows, and every one of them is unusable afterwards. ``targets`` are the caller's
+        array arguments (as ``arrays``): those the trace updated in place get their final
+        values (checked writeable before anything runs)."""
+        for k, path in self.writeback:
+            target = targets[k] if k < len(targets) else None
+            if not isinstance(target, np.ndarray) or not target.flags.writeable:
+                what = type(target).__name__ if not isinstance(target, np.ndarray) else None
+                raise GeValueError(
+                    f"argument {path} is updated in place by the function, but "
+                    + (
+                        f"it is a {what}, which cannot be written back into; pass a writeable "
+                        f"numpy array"
+                        if what
+                        else "its numpy array is not writeable "
+                        "(flags.writeable is False); pass a writeable copy"
+                    )
+                )
         if self.job is not None and not self.ready():
             outs = self._reference(arrays)
         elif donated and self.runner is not None:
@@ -193,6 +229,11 @@ class _Entry:
             release = tensor._donate(to)
             if release is not None:
                 release()
+        if self.writeback:
+            n = len(self.writeback)
+            outs, finals = list(outs[: len(outs) - n]), outs[len(outs) - n :]
+            for (k, _), final in zip(self.writeback, finals, strict=True):
+                np.copyto(targets[k], final)
         it = iter(outs)
         total = len(outs) + len(self.consts)
         leaves = [self.consts[i] if i in self.consts else next(it) for i in range(total)]
@@ -372,7 +413,7 @@ class JitFunction:
             if entry is not None:
                 with self._counts:
                     self._hits += 1
-                return entry.runner.call(args)[0] if entry.single else entry.run(args)
+                return entry.runner.call(args)[0] if entry.single else entry.run(args, targets=args)
         if _tracing(args, kwargs):  # called from inside another trace: trace inline
             return self._fun(*args, **kwargs)
         signature, sources = self._signature(args, kwargs)
@@ -381,9 +422,22 @@ class JitFunction:
             fast_key = _fast_key(args)
             if fast_key is not None:
                 self._fast[fast_key] = entry
+        targets = self._targets(args, kwargs) if entry.writeback else ()
         if self._donate:
-            return entry.run(sources, self._donated(args), self._donee)
-        return entry.run(sources)
+            return entry.run(sources, self._donated(args), self._donee, targets)
+        return entry.run(sources, targets=targets)
+
+    def _targets(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """The caller's array leaves, in the order of the graph's inputs (for write-back)."""
+        named = [(i in self._static_nums, v) for i, v in enumerate(args)]
+        named += [(k in self._static_names, v) for k, v in sorted(kwargs.items())]
+        return [
+            leaf
+            for is_static, value in named
+            if not is_static
+            for leaf in flatten(value)[0]
+            if not isinstance(leaf, _SCALARS)
+        ]
 
     def _donated(self, args: tuple[Any, ...]) -> list[Tensor]:
         """The tensors of the donated arguments (each once). numpy arrays cannot be made
@@ -432,7 +486,7 @@ class JitFunction:
     def trace(self, *args: Any, **kwargs: Any) -> Graph:
         """The graph this call traces to (traced afresh, not compiled, not cached)."""
         signature, _ = self._signature(args, kwargs)
-        graph, _, _ = self._trace(signature, args, kwargs)
+        graph, _, _, _ = self._trace(signature, args, kwargs)
         return graph
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -550,12 +604,15 @@ class JitFunction:
         background: bool,
     ) -> _Entry:
         self._explain(signature)
-        graph, out_tree, consts = self._trace(signature, args, kwargs)
-        return _Entry(graph, out_tree, consts, background=background)
+        graph, out_tree, consts, writeback = self._trace(signature, args, kwargs)
+        return _Entry(graph, out_tree, consts, background=background, writeback=writeback)
 
     def _trace(
         self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Graph, TreeDef, dict[int, Any]]:
+    ) -> tuple[Graph, TreeDef, dict[int, Any], list[tuple[int, str]]]:
+        """Trace the function; an array argument it updated in place (``x[k] = v``, ``x +=
+        y``: ge.es._inplace rebinds its holder) gets an extra graph output, its final value,
+        listed in the returned write-back ``(argument index, path)`` pairs."""
         with self._counts:  # an attempt counts, as it does in the retrace summary
             self._traces += 1
         builder = GraphBuilder(_graph_name(self._name))
@@ -574,6 +631,11 @@ class JitFunction:
                 )
             )
             k += 1
+        inputs = [
+            (h, h._node, h._port, leaf.path)
+            for h, leaf in zip(holders, signature.leaves, strict=True)
+            if isinstance(h, TensorHolder)
+        ]
         call_args, call_kwargs = self._rebuild(signature, holders, args, kwargs)
         result = self._fun(*call_args, **call_kwargs)
         out_leaves, out_tree = flatten(result)
@@ -594,8 +656,13 @@ class JitFunction:
                     f"{self._name} returned a {type(leaf).__name__} at output {i}; return "
                     f"traced values, numpy arrays, scalars and pytrees of them"
                 )
+        writeback = []
+        for index, (holder, node, port, path) in enumerate(inputs):
+            if holder._node is not node or holder._port != port:
+                writeback.append((index, path))
+                outputs.append(holder)
         graph = builder.build_and_reset(outputs)
-        return graph, out_tree, consts
+        return graph, out_tree, consts, writeback
 
     def _rebuild(
         self,

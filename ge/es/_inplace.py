@@ -87,7 +87,7 @@ def _value(x: TensorHolder, v: Any) -> TensorHolder:
             cast = array.astype(x.dtype)
         except (TypeError, ValueError, OverflowError) as e:
             raise GeTypeError(f"cannot assign {v!r} into {x!r}: {e}") from None
-    return x._operand(np.ascontiguousarray(cast))
+    return x._operand(np.asarray(cast))
 
 
 def _key_tuple(key: Any) -> tuple[Any, ...]:
@@ -121,6 +121,9 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
     selected = np.asarray(selected)
     value = _value(x, v)
     vshape = _static_shape(value, "the assigned value")
+    while len(vshape) > selected.ndim and vshape[0] == 1:  # numpy drops leading 1-dims
+        vshape = vshape[1:]
+        value = value.reshape(list(vshape))
     try:
         np.broadcast_to(np.empty(vshape, dtype=np.bool_), selected.shape)
     except ValueError:

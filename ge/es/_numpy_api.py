@@ -1,4 +1,4 @@
-"""numpy functions on traced values that build from existing ops (``np.swapaxes``, ``np.flip``, ...).
+"""numpy functions on traced values built from existing ops (``np.swapaxes``, ``np.flip``, ...).
 
 ``FUNCTIONS`` maps a numpy function's ``__name__`` to a rule ``rule(anchor, *args, **kwargs)``
 (``anchor`` is a TensorHolder among the arguments); ``TensorHolder.__array_function__`` looks
@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -40,12 +40,13 @@ __all__ = ["FUNCTIONS"]
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 Rule = Callable[..., Any]
+F = TypeVar("F", bound=Rule)
 
 
-def _register(*names: str) -> Callable[[Rule], Rule]:
+def _register(*names: str) -> Callable[[F], F]:
     """Register ``rule`` under ``names``; a keyword it lacks raises ``GeTypeError`` naming it."""
 
-    def wrap(rule: Rule) -> Rule:
+    def wrap(rule: F) -> F:
         signature = inspect.signature(rule)
         label = names[0]
 
@@ -135,7 +136,7 @@ def _isnan(x: TensorHolder) -> TensorHolder:
 
 
 def _as_bool(x: TensorHolder) -> TensorHolder:
-    return x if x.dtype == np.bool_ else x != 0  # type: ignore[no-any-return]
+    return x if x.dtype == np.bool_ else x != 0
 
 
 def _base(name: str) -> Callable[..., Any]:
@@ -237,11 +238,9 @@ def _atleast(x: TensorHolder, n: int) -> TensorHolder:
         return x
     if x.ndim == 0:
         return _reshape(x, [1] * n)
-    if n == 2 or x.ndim == 1:
-        new = [1, *shape] if n == 2 else [1, *shape, 1]
-    else:
-        new = [*shape, 1]
-    return _reshape(x, new)
+    if n == 2:
+        return _reshape(x, [1, *shape])
+    return _reshape(x, [1, *shape, 1] if x.ndim == 1 else [*shape, 1])
 
 
 def _atleast_rule(n: int) -> Rule:
@@ -511,6 +510,30 @@ def _tensordot(anchor: TensorHolder, a: Any, b: Any, axes: Any = 2) -> TensorHol
     return _reshape(out, [*(xs[i] for i in free_a), *(ys[j] for j in free_b)])
 
 
+def _einsum_operand(
+    x: TensorHolder, term: str, sizes: dict[str, int], letters: list[str]
+) -> TensorHolder:
+    """Operand ``x`` of einsum term ``term`` with one axis per letter of ``letters`` (in that
+    order; size 1 where ``term`` lacks it); a repeated letter takes that diagonal."""
+    if len(term) != x.ndim:
+        raise GeValueError(
+            f"np.einsum: term {term!r} has {len(term)} subscripts for a {x.ndim}-d operand"
+        )
+    shape = _known(x, "einsum")
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        x = _diagonal(x, x, 0, i, j)
+        term = "".join(t for n, t in enumerate(term) if n not in (i, j)) + c
+        shape = x.shape
+    for c, d in zip(term, shape, strict=True):
+        if sizes.setdefault(c, d) != d:
+            raise GeValueError(f"np.einsum: size of {c!r} is {sizes[c]} and {d}")
+    present = [c for c in letters if c in term]
+    x = _transpose(x, [term.index(c) for c in present])
+    return _reshape(x, [sizes[c] if c in term else 1 for c in letters])
+
+
 @_register("einsum")
 def _einsum(anchor: TensorHolder, subscripts: Any, *operands: Any, **kwargs: Any) -> TensorHolder:
     if kwargs:
@@ -535,24 +558,8 @@ def _einsum(anchor: TensorHolder, subscripts: Any, *operands: Any, **kwargs: Any
     holders = [_h(anchor, o) for o in operands]
     sizes: dict[str, int] = {}
     product: TensorHolder | None = None
-    for term, x in zip(terms, holders, strict=True):
-        if len(term) != x.ndim:
-            raise GeValueError(
-                f"np.einsum: term {term!r} has {len(term)} subscripts for a {x.ndim}-d operand"
-            )
-        shape = _known(x, "einsum")
-        while len(set(term)) != len(term):  # a repeated letter: take that diagonal
-            c = next(c for c in term if term.count(c) > 1)
-            i, j = term.index(c), term.index(c, term.index(c) + 1)
-            x = _diagonal(x, x, 0, i, j)
-            term = "".join(t for n, t in enumerate(term) if n not in (i, j)) + c
-            shape = x.shape
-        for c, d in zip(term, shape, strict=True):
-            if sizes.setdefault(c, d) != d:
-                raise GeValueError(f"np.einsum: size of {c!r} is {sizes[c]} and {d}")
-        present = [c for c in letters if c in term]
-        x = _transpose(x, [term.index(c) for c in present])
-        x = _reshape(x, [sizes[c] if c in term else 1 for c in letters])
+    for term, holder in zip(terms, holders, strict=True):
+        x = _einsum_operand(holder, term, sizes, letters)
         product = x if product is None else product * x
     assert product is not None  # at least one operand (terms matched operands)
     full = _base("broadcast_to")(product, product, [sizes[c] for c in letters])
@@ -600,7 +607,7 @@ def _std(
     keepdims: bool = False,
 ) -> TensorHolder:
     v = _moment(anchor, a, axis, dtype, ddof, keepdims, "std")
-    return np.sqrt(v)  # type: ignore[no-any-return]
+    return cast(TensorHolder, np.sqrt(v))
 
 
 def _logical_reduce(method: str) -> Rule:
@@ -678,7 +685,7 @@ def _average(
 
 
 @_register("norm")
-def _norm(
+def _norm(  # noqa: PLR0912  (one branch per ord)
     anchor: TensorHolder, x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False
 ) -> TensorHolder:
     v = _h(anchor, x)

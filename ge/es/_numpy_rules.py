@@ -16,12 +16,9 @@ Decisions where numpy's rule depends on values the trace does not have:
   (``int8_array + 300``); in a comparison it is compared exactly (numpy 2's rule), in int64
   (float64 when it does not fit int64 or the array is uint64).
 - ``//`` and ``%`` are numpy's floor division and modulo (the remainder has the divisor's
-  sign), built from ``Div``, ``Floor``, ``Mul``, ``Sub`` and ``SelectV2`` (GE has
-  ``FloorDiv``/``FloorMod``, ge.ops does not yet). Integers divided by zero give 0 for both,
-  as numpy does (numpy also warns; a compiled graph cannot). float16/float32 are computed in
-  float64, which makes them exact; float64 uses ``floor(a / b)``, which differs from numpy's
-  fmod-based result when the quotient rounds onto an integer (``1.0 // 0.1`` is 10, numpy 9),
-  and a zero remainder is +0.0 where numpy gives the divisor's sign.
+  sign): the ``FloorDiv``/``FloorMod`` ops, which compute them as numpy does (floats from
+  fmod, so ``1.0 // 0.1`` is 9). Integers divided by zero give 0 for both, as numpy does
+  (numpy also warns; a compiled graph cannot).
 - An integer raised to a negative Python int raises numpy's ``ValueError`` at trace time; a
   negative exponent *array* gives ``Pow``'s integer result (0 unless the base is +-1) where
   numpy raises at run time.
@@ -119,6 +116,9 @@ def _as(anchor: TensorHolder, value: Any, dtype: np.dtype[Any]) -> TensorHolder:
     return typed_const(anchor._builder, value, data_type_from_numpy(dtype))
 
 
+_FLOOR_OPS = {"floor_divide": "FloorDiv", "remainder": "FloorMod"}
+
+
 @functools.cache
 def is_ufunc(name: str) -> bool:
     """Whether ``np.<name>`` is a numpy ufunc (a custom op's ``ufunc`` name may not be)."""
@@ -175,9 +175,8 @@ def binary(anchor: TensorHolder, ufunc: str, op_type: str, a: Any, b: Any) -> Te
         dtypes = loop_dtypes(ufunc, *keys)
     if ufunc == "power" and dtypes[0].kind == "i" and type(b) is int and b < 0:
         raise GeValueError("Integers to negative integer powers are not allowed.")
-    if ufunc in ("floor_divide", "remainder"):
-        quotient, remainder = floor_divmod(anchor, a, b, dtypes[0])
-        return quotient if ufunc == "floor_divide" else remainder
+    if ufunc in _FLOOR_OPS:
+        op_type = _FLOOR_OPS[ufunc]
     return _build(anchor, op_type, (a, b), dtypes)
 
 
@@ -192,26 +191,10 @@ def unary(anchor: TensorHolder, ufunc: str, op_type: str, x: Any) -> TensorHolde
 def floor_divmod(
     anchor: TensorHolder, a: Any, b: Any, dtype: np.dtype[Any]
 ) -> tuple[TensorHolder, TensorHolder]:
-    """numpy's ``a // b`` and ``a % b`` in ``dtype`` (the remainder takes the divisor's sign)."""
-    compute = _FLOAT64 if dtype.kind == "f" else dtype
-    x, y = _as(anchor, a, compute), _as(anchor, b, compute)
-    zero = typed_const(anchor._builder, 0, data_type_from_numpy(compute))
-    quotient = x._op("Div", x, y)  # integers: truncated, 0 for a division by zero
-    if compute.kind == "f":
-        quotient = quotient._op("Floor", quotient)
-    remainder = x._op("Sub", x, x._op("Mul", quotient, y))
-    if compute.kind != "u":  # floor = trunc - 1 where the remainder's sign is not the divisor's
-        below = x._op(
-            "LogicalOr",
-            x._op("LogicalAnd", x._op("Less", remainder, zero), x._op("Greater", y, zero)),
-            x._op("LogicalAnd", x._op("Greater", remainder, zero), x._op("Less", y, zero)),
-        )
-        step = below.astype(compute)
-        quotient = x._op("Sub", quotient, step)
-        remainder = x._op("Add", remainder, x._op("Mul", step, y))
-    if compute.kind in "iu":  # numpy: x % 0 is 0 (Div already gives x // 0 == 0)
-        remainder = x._op("SelectV2", x._op("Equal", y, zero), zero, remainder)
-    return quotient.astype(dtype), remainder.astype(dtype)
+    """numpy's ``a // b`` and ``a % b`` in ``dtype`` (``FloorDiv``/``FloorMod``, which compute
+    them as numpy does; the remainder takes the divisor's sign)."""
+    dtypes = (dtype, dtype, dtype)
+    return _build(anchor, "FloorDiv", (a, b), dtypes), _build(anchor, "FloorMod", (a, b), dtypes)
 
 
 def reduction_source(holder: TensorHolder, method: str) -> TensorHolder:

@@ -104,6 +104,16 @@ def _scaled(plain: str, scaled: str, log: bool) -> ScalarBody:
     return ScalarBody(lambda attrs, arity, compute: scaled if params(attrs) else plain, params)
 
 
+def _by_kind_bool(other: str, booleans: str) -> ScalarBody:
+    """``booleans`` when the compute type is bool, else ``other``."""
+    return ScalarBody(lambda attrs, arity, compute: booleans if compute.kind == "b" else other)
+
+
+def _with_bits(template: str) -> ScalarBody:
+    """``template`` with ``{bits}`` the compute type's width (the shifts need it)."""
+    return ScalarBody(lambda attrs, arity, compute: template.format(bits=compute.itemsize * 8))
+
+
 def _by_kind(floats: str, integers: str) -> ScalarBody:
     """``integers`` when the compute type is an integer type, else ``floats``."""
     return ScalarBody(lambda attrs, arity, compute: integers if compute.kind in "iu" else floats)
@@ -118,6 +128,7 @@ class _Unary:
     ufunc: str = ""
     group: str = "math"
     attrs: tuple[Any, ...] = ()
+    out_type: DataType | None = None  # a fixed output type (bool for IsNan), else the input's
 
 
 _FLOAT_FN = rules.FLOATS
@@ -168,7 +179,46 @@ _UNARY = (
     _Unary("Floor", np.floor, _FLOAT_FN, "np.floor(a)", "floor"),
     _Unary("Ceil", np.ceil, _FLOAT_FN, "np.ceil(a)", "ceil"),
     _Unary("LogicalNot", np.logical_not, rules.BOOL, "not a", "logical_not"),
+    # numpy's float ufuncs (issue #16), TF's names where GE has none
+    _Unary("Tan", np.tan, _FLOAT_FN, "math.tan(a)", "tan"),
+    _Unary("Asin", np.arcsin, _FLOAT_FN, "np.arcsin(a)", "arcsin"),
+    _Unary("Acos", np.arccos, _FLOAT_FN, "np.arccos(a)", "arccos"),
+    _Unary("Atan", np.arctan, _FLOAT_FN, "math.atan(a)", "arctan"),
+    _Unary("Sinh", np.sinh, _FLOAT_FN, "math.sinh(a)", "sinh"),
+    _Unary("Cosh", np.cosh, _FLOAT_FN, "math.cosh(a)", "cosh"),
+    _Unary("Asinh", np.arcsinh, _FLOAT_FN, "math.asinh(a)", "arcsinh"),
+    _Unary("Acosh", np.arccosh, _FLOAT_FN, "np.arccosh(a)", "arccosh"),
+    _Unary("Atanh", np.arctanh, _FLOAT_FN, "np.arctanh(a)", "arctanh"),
+    _Unary("Log1p", np.log1p, _FLOAT_FN, "np.log1p(a)", "log1p"),
+    _Unary("Expm1", np.expm1, _FLOAT_FN, "math.expm1(a)", "expm1"),
+    _Unary("Log2", np.log2, _FLOAT_FN, "np.log2(a)", "log2"),
+    _Unary("Log10", np.log10, _FLOAT_FN, "np.log10(a)", "log10"),
+    _Unary("Exp2", np.exp2, _FLOAT_FN, "np.exp2(a)", "exp2"),
+    _Unary("Round", np.rint, _FLOAT_FN, "np.rint(a)", "rint"),  # half to even, as GE's Round
+    _Unary("Trunc", np.trunc, _FLOAT_FN, "np.trunc(a)", "trunc"),
+    _Unary("IsNan", np.isnan, _FLOAT_FN, "a != a", "isnan", out_type=_D.DT_BOOL),
+    _Unary("IsInf", np.isinf, _FLOAT_FN, "math.isinf(a)", "isinf", out_type=_D.DT_BOOL),
+    _Unary("IsFinite", np.isfinite, _FLOAT_FN, "math.isfinite(a)", "isfinite", out_type=_D.DT_BOOL),
+    _Unary(
+        "Invert",
+        np.invert,
+        rules.INTS | rules.BOOL,
+        _by_kind_bool("~a", "not a"),
+        "invert",
+    ),
 )
+
+
+def _unary_infer(out_type: DataType | None) -> Callable[[InferContext], list[TensorDesc]]:
+    """``same_infer``, with the output type ``out_type`` where one is given."""
+    if out_type is None:
+        return same_infer
+
+    def infer(ctx: InferContext) -> list[TensorDesc]:
+        x = ctx.inputs[0]
+        return [rules.desc(x._shape, out_type, x._format)]
+
+    return infer
 
 
 def _body(scalar: str | ScalarBody) -> ScalarBody:
@@ -196,9 +246,9 @@ for _row in _UNARY:
         OpDef(
             _row.type,
             inputs=(inp("x", _row.dtypes),),
-            outputs=(out("y", _row.dtypes),),
+            outputs=(out("y", {_row.out_type} if _row.out_type else _row.dtypes),),
             attrs=_row.attrs,
-            infer=_log_base_infer if _row.attrs else same_infer,
+            infer=_log_base_infer if _row.attrs else _unary_infer(_row.out_type),
             reference=_unary_reference(_row),
             group=_row.group,
             elementwise=True,
@@ -242,6 +292,7 @@ _DIV = _by_kind("a / b", "int_div(a, b)")  # C's truncation, 0 for a division by
 _MAX = "a if (a >= b or a != a) else b"  # NaN propagates, as np.maximum
 _MIN = "a if (a <= b or a != a) else b"
 _BOOL = _D.DT_BOOL
+_BITS = rules.INTS | rules.BOOL
 _BINARY = (
     _Binary("Add", np.add, _ARITH | rules.BOOL, "a + b", "add", commutative=True),
     _Binary("Sub", np.subtract, _ARITH, "a - b", "subtract"),
@@ -264,6 +315,41 @@ _BINARY = (
     ),
     _Binary(
         "LogicalOr", np.logical_or, rules.BOOL, "a or b", "logical_or", _BOOL, commutative=True
+    ),
+    # numpy's ufuncs (issue #16): floor division and modulo as numpy computes them (float:
+    # from fmod, so 1.0 // 0.1 is 9; integers: x // 0 and x % 0 are 0), C's fmod ("Mod")
+    _Binary(
+        "FloorDiv",
+        np.floor_divide,
+        _ARITH,
+        _by_kind("floor_div_f(a, b)", "floor_div_i(a, b)"),
+        "floor_divide",
+    ),
+    _Binary(
+        "FloorMod",
+        np.remainder,
+        _ARITH,
+        _by_kind("floor_mod_f(a, b)", "floor_mod_i(a, b)"),
+        "remainder",
+    ),
+    _Binary("Mod", np.fmod, _ARITH, _by_kind("np.fmod(a, b)", "int_fmod(a, b)"), "fmod"),
+    _Binary("Atan2", np.arctan2, _FLOAT_FN, "math.atan2(a, b)", "arctan2"),
+    _Binary("Hypot", np.hypot, _FLOAT_FN, "math.hypot(a, b)", "hypot", commutative=True),
+    _Binary("CopySign", np.copysign, _FLOAT_FN, "math.copysign(a, b)", "copysign"),
+    _Binary("BitwiseAnd", np.bitwise_and, _BITS, "a & b", "bitwise_and", commutative=True),
+    _Binary("BitwiseOr", np.bitwise_or, _BITS, "a | b", "bitwise_or", commutative=True),
+    _Binary("BitwiseXor", np.bitwise_xor, _BITS, "a ^ b", "bitwise_xor", commutative=True),
+    # numpy: a shift by the width or more (or a negative shift) gives 0, or -1 for a negative
+    # value shifted right
+    _Binary(
+        "LeftShift", np.left_shift, rules.INTS, _with_bits("left_shift(a, b, {bits})"), "left_shift"
+    ),
+    _Binary(
+        "RightShift",
+        np.right_shift,
+        rules.INTS,
+        _with_bits("right_shift(a, b, {bits})"),
+        "right_shift",
     ),
 )
 

@@ -128,6 +128,84 @@ def int_div(a: int, b: int) -> int:
     return q
 
 
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def floor_div_i(a: int, b: int) -> int:
+    """numpy's integer ``a // b``: floor, 0 for a division by 0, wrapping for MIN // -1."""
+    if b == 0:
+        return 0
+    if b == -1:
+        return -a
+    return a // b  # Numba's integer // floors, as Python's
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def floor_mod_i(a: int, b: int) -> int:
+    """numpy's integer ``a % b``: the divisor's sign, 0 for a division by 0."""
+    if b == 0 or b == -1:  # noqa: PLR1714  (Numba: plain comparisons)
+        return 0
+    return a % b  # Numba's integer % takes the divisor's sign, as Python's
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def int_fmod(a: int, b: int) -> int:
+    """C's ``fmod`` of integers (numpy's ``np.fmod``): the dividend's sign, 0 for b == 0."""
+    if b == 0 or b == -1:  # noqa: PLR1714  (Numba: plain comparisons)
+        return 0
+    r = a % b
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def floor_div_f(a: float, b: float) -> Any:
+    """numpy's float ``a // b`` (``npy_floor_divide``): from fmod, so 1.0 // 0.1 is 9."""
+    if b == 0:  # a / b, written out (no division by zero whatever the error model)
+        if a == 0 or math.isnan(a):
+            return b - b + np.nan  # b - b: a zero of the operands' type
+        return np.copysign(b - b + np.inf, a) * np.copysign(b - b + 1, b)
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0 and (b < 0) != (mod < 0):
+        div -= 1
+    if div != 0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1
+        return floordiv
+    return np.copysign(div - div, a) * np.copysign(div - div + 1, b)
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def floor_mod_f(a: float, b: float) -> Any:
+    """numpy's float ``a % b`` (``npy_remainder``): the divisor's sign, a zero takes it too."""
+    mod = np.fmod(a, b)
+    if b == 0:
+        return mod
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod += b
+        return mod
+    return np.copysign(mod, b)
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def left_shift(a: int, b: int, bits: int) -> int:
+    """numpy's ``a << b``: 0 for a shift by the width or more, or a negative one."""
+    if b < 0 or b >= bits:
+        return 0
+    return a << b
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def right_shift(a: int, b: int, bits: int) -> int:
+    """numpy's ``a >> b``: the sign (0 or -1) for a shift by the width or more, or a
+    negative one."""
+    if b < 0 or b >= bits:
+        return -1 if a < 0 else 0
+    return a >> b
+
+
 # Row reductions of float32 that LLVM vectorises. The sum is its own function so its fast-math
 # flags cover its loop alone: it may reassociate (a float64 sum of float32 values, in the
 # order of the row's vector lanes). Max/min compare the floats' bits as ordered integers and
@@ -281,6 +359,13 @@ HELPERS = {
     "bf16_to_f32": bf16_to_f32,
     "f32_to_bf16": f32_to_bf16,
     "int_div": int_div,
+    "floor_div_i": floor_div_i,
+    "floor_mod_i": floor_mod_i,
+    "int_fmod": int_fmod,
+    "floor_div_f": floor_div_f,
+    "floor_mod_f": floor_mod_f,
+    "left_shift": left_shift,
+    "right_shift": right_shift,
     "stack_tile": stack_tile,
     "tile_array": tile_array,
     "stream_store": stream_store,

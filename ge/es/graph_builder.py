@@ -102,7 +102,7 @@ class GraphBuilder:
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None and not isinstance(name, str):
-            raise GeTypeError(f"Graph name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"Graph name must be a string, got {type(name).__name__}")
         self._graph = Graph(name or "graph")
         self._counter = 0
         self._built = False
@@ -246,7 +246,7 @@ class GraphBuilder:
         """Graph input ``index`` (a ``Data`` node named ``input_<index>`` unless named)."""
         self._check_live("create input")
         if not _is_int(index):
-            raise GeTypeError(f"index must be an int, got {type(index).__name__}")
+            raise GeTypeError(f"Input index must be an integer, got {type(index).__name__}")
         if index < 0:
             raise GeValueError(f"index must be >= 0, got {index}")
         if name is not None and not isinstance(name, str):
@@ -286,9 +286,9 @@ class GraphBuilder:
         """A ``Variable`` node (fed from the inputs by ``index`` in ge)."""
         self._check_live("create variable")
         if not _is_int(index):
-            raise GeTypeError(f"index must be an int, got {type(index).__name__}")
+            raise GeTypeError(f"Index must be an integer, got {type(index).__name__}")
         if not isinstance(name, str) or not name:
-            raise GeTypeError("name must be a non-empty str")
+            raise GeTypeError("Name must be a string (non-empty)")
         node = self._add(
             "Variable", [None], {"index": index}, name=name, declared=[TensorDesc()], counted=False
         )
@@ -427,9 +427,9 @@ class GraphBuilder:
     def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
         """Make ``tensor`` graph output ``output_index`` (each index once, >= 0)."""
         self._check_live("set graph output")
-        self._own(tensor, "tensor")
+        self._own(tensor, "Tensor")
         if not _is_int(output_index):
-            raise GeTypeError(f"output_index must be an int, got {type(output_index).__name__}")
+            raise GeTypeError(f"Output index must be an integer, got {type(output_index).__name__}")
         if output_index < 0 or output_index in self._outputs:
             raise GeError(
                 f"Failed to set graph output {output_index}: the index is "
@@ -457,7 +457,7 @@ class GraphBuilder:
 
     def build_and_reset(self, outputs: list[TensorHolder] | None = None) -> Graph:
         """Finish the graph: add ``NetOutput_<name>`` fed by the outputs in index order."""
-        self._check_live("build graph")
+        self._check_live("build_and_reset")
         if outputs is not None:
             if not isinstance(outputs, list):
                 raise GeTypeError("Outputs must be a list")
@@ -495,9 +495,9 @@ class GraphBuilder:
         return make_attr_value(value, kind)
 
     def _set_graph_attr(self, attr_name: str, value: Any, kind: AttrValueType) -> None:
-        self._check_live("set graph attr")
+        self._check_live("set graph attribute")
         if not isinstance(attr_name, str):
-            raise GeTypeError("Attribute key must be a string")
+            raise GeTypeError("Attribute name must be a string")
         self._graph._attrs[attr_name] = self._typed(value, kind)
 
     def set_graph_attr_int64(self, attr_name: str, value: int) -> None:
@@ -513,9 +513,9 @@ class GraphBuilder:
         self, tensor: TensorHolder, attr_name: str, value: Any, kind: AttrValueType, on_node: bool
     ) -> None:
         self._check_live("set attr")
-        self._own(tensor, "tensor")
+        self._own(tensor, "Tensor")
         if not isinstance(attr_name, str):
-            raise GeTypeError("Attribute key must be a string")
+            raise GeTypeError("Attribute name must be a string")
         stored = self._typed(value, kind)
         if on_node:
             tensor._node._attrs[attr_name] = stored
@@ -547,7 +547,7 @@ class GraphBuilder:
         self._check_live("add control dependency")
         self._own(dst_tensor, "dst_tensor")
         if not isinstance(src_tensors, list):
-            raise GeTypeError("src_tensors must be a list of TensorHolder")
+            raise GeTypeError("src_tensors must be a list")
         sources = [self._own(t, "src_tensors item") for t in src_tensors]
         for src in sources:
             self._graph.add_control_edge(src._node, dst_tensor._node)

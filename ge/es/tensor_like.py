@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from ge.es.graph_builder import GraphBuilder
     from ge.es.tensor_holder import TensorHolder
 
-__all__ = ["TensorLike", "as_array", "is_tensor_like", "to_const", "typed_const"]
+__all__ = [
+    "TensorLike",
+    "as_array",
+    "convert_to_tensor_holder",
+    "is_tensor_like",
+    "resolve_builder",
+    "to_const",
+    "typed_const",
+]
 
 TensorLike = int | float | list["TensorLike"]
 
@@ -118,3 +126,62 @@ def typed_const(builder: GraphBuilder, value: Any, data_type: DataType) -> Tenso
     else:
         tensor = _exact_tensor(value, data_type)
     return builder._holder(builder._add("Const", [], {"value": tensor}))
+
+
+_LIKE_TEXT = "Value must be int|float or nested lists of int|float"
+_ANY_TEXT = "Value must be TensorHolder or int|float or nested lists of int|float or None"
+
+
+def _flatten(value: Any) -> tuple[list[Any], list[int]]:
+    """``value`` (a nested list) flattened, and its shape (GE_ERRORS.md §3.4)."""
+    if isinstance(value, (int, float)):
+        return [value], []
+    if not isinstance(value, list) or not value:
+        raise GeTypeError(_LIKE_TEXT)
+    parts = [_flatten(v) for v in value]
+    shape = parts[0][1]
+    if any(p[1] != shape for p in parts):
+        raise GeValueError("Irregular nested list: all sub-lists must have the same shape")
+    return [x for p in parts for x in p[0]], [len(value), *shape]
+
+
+def convert_to_tensor_holder(value: Any, owner_builder: Any) -> TensorHolder | None:
+    """GE-PY's conversion (GE_ERRORS.md §3.4): ``None`` -> ``None``; a ``TensorHolder`` as is
+    (its builder unchecked); ``int``/``bool`` -> int64 scalar; ``float`` -> float scalar; a
+    nested list -> float const if any leaf is a float, else int64 (``[]`` -> int64 shape
+    ``[0]``)."""
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415  (cycle)
+
+    if value is None or isinstance(value, TensorHolder):
+        return value
+    if isinstance(value, int):
+        return owner_builder.create_scalar_int64(value)  # type: ignore[no-any-return]
+    if isinstance(value, float):
+        return owner_builder.create_scalar_float(value)  # type: ignore[no-any-return]
+    if isinstance(value, list):
+        if not value:
+            return owner_builder.create_const_int64([], shape=[0])  # type: ignore[no-any-return]
+        flat, shape = _flatten(value)
+        if any(isinstance(v, float) for v in flat):
+            return owner_builder.create_const_float(flat, shape=shape)  # type: ignore[no-any-return]
+        return owner_builder.create_const_int64(flat, shape=shape)  # type: ignore[no-any-return]
+    raise GeTypeError(f"{_ANY_TEXT}, got {type(value).__name__}")
+
+
+def resolve_builder(*values: Any) -> GraphBuilder:
+    """The first ``GraphBuilder``, or the first ``TensorHolder``'s builder, left to right
+    (lists are not searched; GE_ERRORS.md §3.4)."""
+    from ge.es.graph_builder import GraphBuilder  # noqa: PLC0415  (cycle)
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415  (cycle)
+
+    if not values:
+        raise GeValueError("At least one argument is required to resolve GraphBuilder")
+    for value in values:
+        if isinstance(value, GraphBuilder):
+            return value
+        if isinstance(value, TensorHolder):
+            return value.get_owner_builder()
+    raise GeValueError(
+        "Please ensure at least one input tensor or an explicit owner_builder is provided "
+        "when supported"
+    )

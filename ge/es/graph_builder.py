@@ -302,7 +302,7 @@ class GraphBuilder:
     def _const_of(
         self, value: Any, shape: list[int] | None, data_type: DataType, check: Any, what: str
     ) -> TensorHolder:
-        self._check_live("create const")
+        self._check_live("create constant")
         values = value if isinstance(value, list) else [value]
         for v in values:
             check(v, what)
@@ -316,7 +316,10 @@ class GraphBuilder:
             for d in dims:
                 count *= d
             if count != len(values):
-                raise GeValueError(f"Value count ({len(values)}) doesn't match shape {dims}")
+                raise GeValueError(
+                    f"Value count ({len(values)}) doesn't match shape {dims} "
+                    f"(expected {count} elements)"
+                )
         return self._const(values, dims, data_type)
 
     @staticmethod

@@ -11,7 +11,6 @@ import pytest
 import ge
 from ge.error import GeTypeError, GeValueError
 
-pytestmark = pytest.mark.slow  # each test compiles a few graphs
 
 
 def _same(fn: Callable[..., Any], *arrays: np.ndarray) -> None:

@@ -12,7 +12,6 @@ import ge
 from ge.error import GeTypeError, GeValueError
 
 
-
 def _same(fn: Callable[..., Any], *arrays: np.ndarray) -> None:
     """``fn`` jitted and in numpy, on copies: same result and same updated arguments."""
     mine = [a.copy() for a in arrays]

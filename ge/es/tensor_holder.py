@@ -263,14 +263,46 @@ class TensorHolder:
     __eq__ = _operator("equal", "Equal")
     __ne__ = _operator("not_equal", "NotEqual")
 
+    # Inside ge.jit ``& | ^ ~ << >>`` are numpy's bitwise ufuncs (ints and bools); GE-PY
+    # holders keep ``&``/``|``/``~`` as the logical ops and have no ``^``, ``<<`` or ``>>``.
     def __and__(self, other: Any) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return _bitwise(self, "bitwise_and", self, other)
         return self._op("LogicalAnd", self, other)
 
     def __or__(self, other: Any) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return _bitwise(self, "bitwise_or", self, other)
         return self._op("LogicalOr", self, other)
 
     def __invert__(self) -> TensorHolder:
+        if self._builder._numpy_semantics:
+            return _numpy_rules.unary(self, "invert", "Invert", self)
         return self._op("LogicalNot", self)
+
+    def __xor__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "bitwise_xor", self, other)
+
+    def __lshift__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "left_shift", self, other)
+
+    def __rshift__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "right_shift", self, other)
+
+    def __rand__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "bitwise_and", other, self)
+
+    def __ror__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "bitwise_or", other, self)
+
+    def __rxor__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "bitwise_xor", other, self)
+
+    def __rlshift__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "left_shift", other, self)
+
+    def __rrshift__(self, other: Any) -> TensorHolder:
+        return _bitwise(self, "right_shift", other, self)
 
     __hash__ = object.__hash__
 
@@ -508,6 +540,14 @@ for _name in (
     "__and__",
     "__or__",
     "__invert__",
+    "__xor__",
+    "__lshift__",
+    "__rshift__",
+    "__rand__",
+    "__ror__",
+    "__rxor__",
+    "__rlshift__",
+    "__rrshift__",
     "transpose",
     "reshape",
     "astype",
@@ -533,6 +573,24 @@ def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
     if b.ndim == 1:
         y = y._op("Squeeze", y, attrs={"axis": [-1]})
     return y
+
+
+_BITWISE_OPS = {
+    "bitwise_and": "BitwiseAnd",
+    "bitwise_or": "BitwiseOr",
+    "bitwise_xor": "BitwiseXor",
+    "left_shift": "LeftShift",
+    "right_shift": "RightShift",
+}
+
+
+def _bitwise(self: TensorHolder, ufunc: str, a: Any, b: Any) -> TensorHolder:
+    """numpy's bitwise operator inside ge.jit; ``NotImplemented`` (Python's TypeError) on
+    GE-PY holders, which have no such operator."""
+    anchor = innermost(self, a, b)
+    if not anchor._builder._numpy_semantics:
+        return NotImplemented  # type: ignore[no-any-return]
+    return _numpy_rules.binary(anchor, ufunc, _BITWISE_OPS[ufunc], a, b)
 
 
 def _is_array_index(item: Any) -> bool:

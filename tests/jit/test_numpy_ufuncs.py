@@ -133,4 +133,48 @@ def test_float_only_op_refuses_an_int_in_the_graph_api() -> None:
 
     assert ge.graph.DataType.DT_INT32 not in get_op("Atan2").inputs[0].dtypes
     with pytest.raises(GeError):
-        ge.jit(lambda x, y: np.left_shift(x, y))(np.ones(2, np.float32), np.ones(2, np.float32))
+        ge.jit(lambda x, y: np.left_shift(x, y))(  # noqa: PLW0108
+            np.ones(2, np.float32), np.ones(2, np.float32)
+        )
+
+
+_OPERATORS = (
+    lambda x, y: x & y,
+    lambda x, y: x | y,
+    lambda x, y: x ^ y,
+    lambda x, y: x << y,
+    lambda x, y: x >> y,
+    lambda x, y: ~x,
+    lambda x, y: 3 ^ x,
+    lambda x, y: 1 << y,
+    lambda x, y: x & 6,
+)
+
+
+@pytest.mark.parametrize("index", range(len(_OPERATORS)))
+def test_bitwise_operators_are_numpys_on_ints(index: int) -> None:
+    fn = _OPERATORS[index]
+    a = np.array([[5, -3, 7, 0]], np.int32)
+    b = np.array([[1], [2], [31]], np.int64)
+    got, want = ge.jit(fn)(a, b), fn(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_bitwise_operators_on_bools_stay_bool() -> None:
+    m = np.array([True, False, True, False])
+    for fn in (lambda x: x & x[::-1], lambda x: ~x, lambda x: x ^ True, lambda x: x | x[::-1]):
+        got, want = ge.jit(fn)(m), fn(m)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, want)
+
+
+def test_ge_py_holders_keep_logical_and_and_no_xor() -> None:
+    from ge.es import GraphBuilder
+
+    b = GraphBuilder("g")
+    x = b.create_input(0, data_type=ge.graph.DataType.DT_BOOL, shape=[2])
+    graph = b.build_and_reset([x & x])
+    assert "LogicalAnd" in [node.type for node in graph.get_all_nodes()]
+    with pytest.raises(TypeError):
+        x ^ x

@@ -575,22 +575,13 @@ def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
     return y
 
 
-_BITWISE_OPS = {
-    "bitwise_and": "BitwiseAnd",
-    "bitwise_or": "BitwiseOr",
-    "bitwise_xor": "BitwiseXor",
-    "left_shift": "LeftShift",
-    "right_shift": "RightShift",
-}
-
-
 def _bitwise(self: TensorHolder, ufunc: str, a: Any, b: Any) -> TensorHolder:
     """numpy's bitwise operator inside ge.jit; ``NotImplemented`` (Python's TypeError) on
     GE-PY holders, which have no such operator."""
     anchor = innermost(self, a, b)
     if not anchor._builder._numpy_semantics:
         return NotImplemented  # type: ignore[no-any-return]
-    return _numpy_rules.binary(anchor, ufunc, _BITWISE_OPS[ufunc], a, b)
+    return _numpy_rules.binary(anchor, ufunc, _UFUNC_OPS[ufunc], a, b)  # the op of ge.ops
 
 
 def _is_array_index(item: Any) -> bool:

@@ -909,27 +909,3 @@ for _name, _hint in (
     ("compress", "use np.where(mask, x, 0) instead"),
 ):
     FUNCTIONS[_name] = _data_dependent(_name, _hint)
-
-
-def _where_one(base: Rule) -> Rule:
-    def rule(anchor: TensorHolder, condition: Any, *rest: Any, **kwargs: Any) -> Any:
-        if not rest and not kwargs:
-            raise GeValueError(
-                "np.where(condition) with one argument gives the indexes where condition "
-                "holds, whose count depends on the values; use np.where(mask, x, y)"
-            )
-        return base(anchor, condition, *rest, **kwargs)
-
-    return rule
-
-
-def _install_where() -> None:
-    """Route one-argument ``np.where`` to a clear error (two-argument calls keep the base rule)."""
-    from ge.es import tensor_holder  # noqa: PLC0415
-
-    table = tensor_holder.__dict__.get("_FUNCTIONS")
-    if table is not None and "where" in table:
-        table["where"] = _where_one(table["where"])
-
-
-_install_where()

@@ -783,7 +783,15 @@ def _reduction(method: str) -> Callable[..., TensorHolder]:
     return rule
 
 
-def _where(self: TensorHolder, cond: Any, a: Any, b: Any) -> TensorHolder:
+def _where(self: TensorHolder, cond: Any, *values: Any) -> TensorHolder:
+    if len(values) != 2:
+        raise GeValueError(
+            "np.where(condition) with one argument gives the indexes where condition "
+            "holds, whose count depends on the values; use np.where(mask, x, y)"
+            if not values
+            else f"np.where takes a condition and two values (x, y), got {len(values)} values"
+        )
+    a, b = values
     anchor = _anchor(self, a, b, cond)
     if anchor._builder._numpy_semantics:
         return _numpy_rules.where(anchor, cond, a, b)

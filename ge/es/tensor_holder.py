@@ -886,10 +886,11 @@ _REDUCE_OPS = {
     "prod": "ReduceProd",
 }
 
-from ge.es import _inplace, _numpy_rules  # noqa: E402  (they build on TensorHolder, above)
-from ge.es._numpy_api import FUNCTIONS as _API_FUNCTIONS  # noqa: E402
+# they build on TensorHolder, above
+from ge.es import _inplace, _numpy_api, _numpy_rules, _numpy_sorting  # noqa: E402
 
-for _fname, _frule in _API_FUNCTIONS.items():
-    _FUNCTIONS.setdefault(_fname, _frule)
+for _family in (_numpy_api, _numpy_sorting):
+    for _fname, _frule in _family.FUNCTIONS.items():
+        _FUNCTIONS.setdefault(_fname, _frule)
 
 _inplace.install(_FUNCTIONS)

@@ -15,7 +15,8 @@ reference interpreter, and the first call after the worker is done switches to t
 plan (``_Entry.ready``). Donated tensors (``donate_argnums``) are given up by each call, and
 outputs are written over their memory where ``PlanRunner.aliasable`` says it is safe.
 
-Retraces are explained on the ``ge.jit`` logger, one line each: the function, its
+Retraces are explained on the ``ge.jit`` logger at ``INFO`` (``GE_JIT_EXPLAIN=warn``: at
+``WARNING``, which Python shows without any logging set up), one line each: the function, its
 ``file:line``, the trace count and what changed against the previous trace
 (``x: float32[3, 4] -> float32[5, 4]``). The fifth trace, and every tenth after it, logs a
 summary naming the argument that changed in the most retraces, and per-trace lines stop after
@@ -55,6 +56,7 @@ from ge.jit._args import (
     scalar_key,
     static_key,
 )
+from ge.jit._explain import explain_level
 from ge.jit._pytree import TreeDef, flatten, paths, unflatten
 from ge.options import Options, current_options, using_options
 from ge.passes.registry import generation as pass_generation
@@ -705,7 +707,7 @@ class JitFunction:
         where = f"{self._name} ({self._where})"
         if count < _SUMMARY_AT:
             text = "; ".join(cause for _, cause in causes if cause)
-            logger.warning("ge.jit: retracing %s, trace %d: %s", where, count, text)
+            logger.log(explain_level(), "ge.jit: retracing %s, trace %d: %s", where, count, text)
         elif count == _SUMMARY_AT or (count - _SUMMARY_AT) % _SUMMARY_EVERY == 0:
             top = self._causes.most_common(1)
             changed = (
@@ -713,7 +715,8 @@ class JitFunction:
                 if top
                 else f"the {self._retraces} retraces followed clear_cache()"
             )
-            logger.warning(
+            logger.log(
+                explain_level(),
                 "ge.jit: %s has been traced %d times; %s. "
                 "Each new shape, dtype, structure or static value traces and compiles again: "
                 "keep shapes fixed (pad or bucket them) and pass values that vary as arrays, "

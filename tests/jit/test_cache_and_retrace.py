@@ -329,8 +329,31 @@ def test_trace_inspections_are_not_retraces(jit_log: Callable[[], list[str]]) ->
     assert f.cache_info().traces == 6  # every trace, inspections included
 
 
-def test_messages_go_to_the_ge_jit_logger_as_warnings(caplog: pytest.LogCaptureFixture) -> None:
+def test_notices_go_to_the_ge_jit_logger_at_info(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert ge.jit.logger is logging.getLogger("ge.jit")
+    monkeypatch.delenv("GE_JIT_EXPLAIN", raising=False)
+
+    @ge.jit
+    def f(x):
+        return x
+
+    with caplog.at_level(logging.WARNING):  # nothing at WARNING: Jupyter paints no red
+        f(_f32(1))
+        f(_f32(2))
+    assert caplog.records == []
+    with caplog.at_level(logging.INFO, logger="ge.jit"):
+        f(_f32(3))
+    [record] = caplog.records
+    assert (record.name, record.levelno) == ("ge.jit", logging.INFO)
+
+
+@pytest.mark.parametrize("value", ["warn", " WARN "])
+def test_ge_jit_explain_warn_logs_at_warning(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("GE_JIT_EXPLAIN", value)
 
     @ge.jit
     def f(x):
@@ -341,6 +364,21 @@ def test_messages_go_to_the_ge_jit_logger_as_warnings(caplog: pytest.LogCaptureF
         f(_f32(2))
     [record] = caplog.records
     assert (record.name, record.levelno) == ("ge.jit", logging.WARNING)
+    assert record.getMessage().startswith("ge.jit: retracing")
+
+
+def test_ge_jit_explain_with_a_bad_value_says_what_it_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GE_JIT_EXPLAIN", "loud")
+
+    @ge.jit
+    def f(x):
+        return x
+
+    f(_f32(1))  # a first trace explains nothing
+    with pytest.raises(GeValueError, match=r"GE_JIT_EXPLAIN must be info or warn .*'loud'"):
+        f(_f32(2))
 
 
 # --- clear_cache ----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ they are, and *dynamic* ones, pytrees whose leaves are numpy arrays, ``ge.graph.
 Python scalars. The key is the dynamic arguments' tree structure, each array leaf's dtype and
 shape, each scalar leaf's type and value (scalars are baked into the graph as constants), and
 the static values. A known key runs the compiled plan at once; a new one traces the function on
-a fresh ``GraphBuilder`` (array leaves become graph inputs, as ``TensorHolder``s), compiles the
+a fresh ``GraphBuilder`` (array leaves become graph inputs, as ``TensorHolder``s, their
+``Data`` nodes named after the parameters: ``x``, ``params_w``), compiles the
 graph (shape-generic kernels: another batch size reuses them) and logs why it had to retrace.
 
 A new entry runs compiled at once when every kernel it needs is loaded or in the disk cache;
@@ -27,6 +28,7 @@ the fifth (as TensorFlow's retracing warning does). Both count traces made for c
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import logging
 import threading
@@ -57,7 +59,7 @@ from ge.jit._args import (
     static_key,
 )
 from ge.jit._explain import explain_level
-from ge.jit._pytree import TreeDef, flatten, paths, unflatten
+from ge.jit._pytree import TreeDef, data_names, flatten, paths, unflatten
 from ge.options import Options, current_options, using_options
 from ge.passes.registry import generation as pass_generation
 from ge.passes.registry import get_registered_passes
@@ -317,7 +319,10 @@ def _host(source: Any) -> np.ndarray:
 
 
 class Lowered:
-    """``JitFunction.lower(...)``: the traced graph, the optimised graph and the task plan."""
+    """``JitFunction.lower(...)``: the traced graph, the optimised graph and the task plan.
+
+    In Jupyter it renders as a drawing of the optimised graph (``_repr_svg_``, when Graphviz
+    is installed), else as its ``as_text()`` listing (``_repr_html_``)."""
 
     def __init__(self, entry: _Entry) -> None:
         self.traced = entry.graph
@@ -331,6 +336,17 @@ class Lowered:
 
     def __repr__(self) -> str:
         return f"<Lowered {self.graph.name}: {len(self.graph.get_direct_nodes())} nodes>"
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter: the optimised graph drawn by Graphviz (``None`` without it: Jupyter then
+        shows ``_repr_html_``)."""
+        from ge.graph._dot import to_svg  # noqa: PLC0415
+
+        return to_svg(self.graph)
+
+    def _repr_html_(self) -> str:
+        """Jupyter without Graphviz: ``as_text()`` (graph and plan) as preformatted text."""
+        return f"<pre>{html.escape(self.as_text())}</pre>"
 
 
 def _where(fun: Callable[..., Any]) -> str:
@@ -622,6 +638,7 @@ class JitFunction:
         builder._numpy_semantics = True  # traced values follow numpy (ge.es._numpy_rules)
         holders: list[Any] = []
         k = 0
+        names = data_names([lf.path for lf in signature.leaves if lf.kind != "const"])
         for leaf in signature.leaves:
             if leaf.kind == "const":
                 holders.append(leaf.value)
@@ -629,7 +646,10 @@ class JitFunction:
             assert leaf.dtype is not None
             holders.append(
                 builder.create_input(
-                    k, shape=list(leaf.shape), data_type=data_type_from_numpy(leaf.dtype)
+                    k,
+                    name=names[k],
+                    shape=list(leaf.shape),
+                    data_type=data_type_from_numpy(leaf.dtype),
                 )
             )
             k += 1

@@ -14,12 +14,13 @@ structure. ``None`` is a node with no leaves, as in JAX. Anything else is a leaf
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ge.error import GeValueError
 
-__all__ = ["TreeDef", "flatten", "paths", "unflatten"]
+__all__ = ["TreeDef", "data_names", "flatten", "paths", "unflatten"]
 
 
 class TreeDef(NamedTuple):
@@ -137,3 +138,32 @@ def paths(tree: TreeDef, prefix: str = "") -> list[str]:
             step = f"[{k}]"
         out += paths(child, prefix + step)
     return out
+
+
+_GENERATED = re.compile(r"[A-Z][A-Za-z0-9]*_[0-9]+")  # how GraphBuilder names op nodes
+
+
+def data_names(leaf_paths: Sequence[str]) -> list[str]:
+    """Node names for the ``Data`` nodes of leaves at ``leaf_paths``: each path with every
+    run of other characters than letters, digits and ``_`` made one ``_`` (``x``,
+    ``params['w']`` -> ``params_w``, ``batch[0].image`` -> ``batch_0_image``, ``args[2]`` ->
+    ``args_2``). Decisions: a name that would be empty or start with a digit, or that looks
+    like a node name the builder generates (``Add_0``), gets an ``arg_`` prefix; a name
+    already taken gets ``_1``, ``_2``... (the first unused).
+
+        >>> data_names(["x", "params['w']", "params_w", "Add_0"])
+        ['x', 'params_w', 'params_w_1', 'arg_Add_0']
+    """
+    taken: set[str] = set()
+    names = []
+    for path in leaf_paths:
+        base = re.sub(r"[^A-Za-z0-9_]+", "_", path).strip("_")
+        if not base or base[0].isdigit() or _GENERATED.fullmatch(base):
+            base = f"arg_{base}"
+        name, k = base, 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        names.append(name)
+    return names

@@ -51,6 +51,7 @@ class PlanRunner:
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
+        self.program = plan.bind()  # the one bind: kernels and host functions resolved
         buffers = plan.buffers
         self.input_nbytes = [buffers[b].nbytes for b in plan.inputs]
         self.output_nbytes = [buffers[b].nbytes for b in plan.outputs]
@@ -401,7 +402,7 @@ class _Workspace:
         self.current = list(self.outputs)
         # the last result array of each large output, with its address (see _place_outputs)
         self.kept: list[tuple[np.ndarray, int] | None] = [None] * len(self.outputs)
-        self.bound = runner.plan.bind(addrs)
+        self.bound = runner.program.at(addrs)
         self.moved = False
         plan = runner.plan
         self._input_bufs, self._output_bufs = list(plan.inputs), list(plan.outputs)

@@ -33,24 +33,20 @@ runs one, and ``model.set_weights({...})`` replaces constants in place by name.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
-import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
-from ge.graph._dtypes import data_type_from_numpy
-from ge.options import Options
 from ge.runtime import memory
 from ge.runtime.executor import DIRECT_BYTES, PlanRunner, Target, lend_array
-from ge.runtime.kernel import DeviceRange, KernelBinary, load_kernel_binary
+from ge.runtime.kernel import DeviceRange
 from ge.runtime.om import (
     GraphEntry,
     KernelTaskData,
@@ -59,13 +55,13 @@ from ge.runtime.om import (
     PlanData,
     unpack,
 )
-from ge.runtime.plan import HOST_OPS, BufferSpec, Plan, SubRun, host_task, kernel_task
-from ge.runtime.types import TensorDesc
+from ge.runtime.plan import BufferSpec, HostTask, KernelRef, Plan, kernel_task, load_binary
+
+if TYPE_CHECKING:
+    from ge.options import Options
+    from ge.runtime.types import TensorDesc
 
 __all__ = ["Model", "ModelFormatError", "ModelGraph", "load_model"]
-
-_BINARIES: dict[str, KernelBinary] = {}  # sha256 of a kernel binary -> the loaded binary
-_BINARIES_LOCK = threading.Lock()
 
 
 def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Model:
@@ -85,19 +81,13 @@ def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview) 
     raise GeTypeError(f"load_model: source must be a path or bytes, got {type(source).__name__}")
 
 
-def _binary(data: bytes, index: int) -> KernelBinary:
-    """The loaded kernel binary ``data`` (``kernels[index]`` of a model); loaded once per
-    process, however many models hold it."""
-    key = hashlib.sha256(data).hexdigest()
-    with _BINARIES_LOCK:
-        binary = _BINARIES.get(key)
-        if binary is None:
-            try:
-                binary = load_kernel_binary(data)
-            except GeError as e:
-                raise ModelFormatError(f"kernels[{index}] does not load: {e}") from None
-            _BINARIES[key] = binary
-    return binary
+def _binary(data: bytes, index: int) -> str:
+    """The kernel-table key of kernel binary ``data`` (``kernels[index]`` of a model); loaded
+    once per process, however many models hold it."""
+    try:
+        return load_binary(data)
+    except GeError as e:
+        raise ModelFormatError(f"kernels[{index}] does not load: {e}") from None
 
 
 class _Gear:
@@ -284,7 +274,11 @@ def _typed(dtype: np.dtype[Any], shape: tuple[int, ...]) -> str:
 
 def _desc(specs: Sequence[BufferSpec]) -> TensorDesc:
     """The desc of one input or output over the gears: a dim they disagree on is ``-1``, a
-    rank they disagree on ``[-2]``."""
+    rank they disagree on ``[-2]``. (The descs import the IR's dtype table: only asked for
+    when read, so loading and executing a model do not import ``ge.graph``.)"""
+    from ge.graph._dtypes import data_type_from_numpy  # noqa: PLC0415
+    from ge.runtime.types import TensorDesc  # noqa: PLC0415
+
     if len({len(s.shape) for s in specs}) != 1:
         return TensorDesc([-2], data_type_from_numpy(specs[0].dtype))
     columns = zip(*(s.shape for s in specs), strict=True)
@@ -421,33 +415,28 @@ class Model:
                 memory.device_view(self._weight_addrs[index], array.nbytes)[...] = raw
 
 
-def _plan(entry: GraphEntry, kernels: list[KernelBinary], weight_addrs: list[int]) -> Plan:
+def _plan(entry: GraphEntry, kernels: list[str], weight_addrs: list[int]) -> Plan:
     return _build(entry.plan, f"graph {entry.name!r}", kernels, weight_addrs)
 
 
-def _build(
-    data: PlanData, where: str, kernels: list[KernelBinary], weight_addrs: list[int]
-) -> Plan:
-    """A runnable plan from its data: kernels resolved to loaded functions, constants to
-    their weights, sub-plans (control flow) to runners of their own."""
+def _build(data: PlanData, where: str, kernels: list[str], weight_addrs: list[int]) -> Plan:
+    """The plan a model file's plan data describes (kernels by key, constants at their
+    weights, sub-plans for control flow), bound to live code: ``PlanRunner`` calls
+    ``Plan.bind()``, the same bind a compiled graph's plan goes through."""
     plan = Plan()
     for b in data.buffers:
         plan.add_buffer(BufferSpec(b.kind, b.index, b.shape, np.dtype(b.dtype)))
     for buf, weight in data.consts.items():
         plan.const_addrs[buf] = weight_addrs[weight]
-    subruns = [
-        _subrun(_build(sub, f"{where}, sub-plan {i}", kernels, weight_addrs))
+    plan.subplans = [
+        _build(sub, f"{where}, sub-plan {i}", kernels, weight_addrs)
         for i, sub in enumerate(data.subplans)
     ]
     for task in data.tasks:
         if isinstance(task, KernelTaskData):
-            try:
-                function = kernels[task.kernel].get_function(task.function)
-            except GeError as e:
-                raise ModelFormatError(f"{where}, task {task.name}: {e}") from None
             made = kernel_task(
                 task.name,
-                function,
+                KernelRef(kernels[task.kernel], task.function),
                 task.block_dim,
                 task.template,
                 [(pos, buf) for pos, buf, _ in task.patches],
@@ -456,31 +445,18 @@ def _build(
             made.same_index_inputs = frozenset(task.same_index_inputs)
             plan.tasks.append(made)
         else:
-            params = {
-                key: _resolve(value, HOST_OPS[task.op].params[key], subruns)
-                for key, value in task.params.items()
-            }
-            plan.tasks.append(host_task(task.name, task.op, list(task.buffers), **params))
+            plan.tasks.append(
+                HostTask(task.name, None, list(task.buffers), task.op, dict(task.params))
+            )
     plan.inputs = list(data.inputs)
     plan.outputs = list(data.outputs)
     plan.views = dict(data.views)
     plan.arena_size = data.arena_size
+    try:
+        plan.bind()
+    except GeError as e:
+        raise ModelFormatError(f"{where}: {e}") from None
     return plan
-
-
-def _resolve(value: Any, kind: str, subruns: list[SubRun]) -> Any:
-    if kind == "plan":
-        return subruns[value]
-    if kind == "plans":
-        return [subruns[v] for v in value]
-    return value
-
-
-def _subrun(plan: Plan) -> SubRun:
-    """Run ``plan`` on host arrays of its inputs' exact types (a control-flow host task's
-    branch or loop body); returns fresh arrays."""
-    runner = PlanRunner(plan)
-    return runner.call
 
 
 def _release(owned: list[int], loans: list[int]) -> None:

@@ -39,7 +39,15 @@ import numpy as np
 
 from ge.error import GeError
 from ge.options import Options
-from ge.runtime.plan import HOST_OPS, BufferKind, HostTask, KernelTask, Plan, buffers_of
+from ge.runtime.plan import (
+    HOST_OPS,
+    BufferKind,
+    HostTask,
+    KernelTask,
+    Plan,
+    binary_data,
+    buffers_of,
+)
 
 __all__ = [
     "FORMAT_VERSION",
@@ -176,10 +184,11 @@ def plan_data(
     kernels, weights = model.kernels, model.weights
     index = {data: k for k, data in enumerate(kernels)}  # a binary is stored once
     tasks: list[KernelTaskData | HostTaskData] = []
-    subplans: list[PlanData] = []
+    # the plan's own sub-plans keep their indexes; ``translate`` appends after them
+    subplans = [plan_data(sub, model, graph, translate) for sub in plan.subplans]
     for task in plan.tasks:
         if isinstance(task, KernelTask):
-            data = task.function.binary.data
+            data = binary_data(task.kernel)
             if data not in index:
                 index[data] = len(kernels)
                 kernels.append(data)
@@ -188,7 +197,7 @@ def plan_data(
                 KernelTaskData(
                     task.name,
                     index[data],
-                    task.function.name,
+                    task.kernel.function,
                     int(task.block_dim),
                     tuple(int(v) for v in task.template),
                     tuple((int(p), int(b), int(o)) for p, b, o in patches),

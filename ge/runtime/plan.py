@@ -1,17 +1,27 @@
-"""Task plans: what a compiled graph is at run time.
+"""Task plans: what a compiled graph is at run time, as data.
 
-A ``Plan`` is a list of tasks over numbered buffers. Compiling fixed everything but addresses:
-each ``KernelTask`` holds its argument vector with the address slots marked, and a run only
-writes the buffers' current addresses into those slots and launches. A ``HostTask`` runs
-Python on views of its buffers: a ``HOST_OPS`` entry named by data (copies, BLAS matmuls,
-control flow over sub-plans), or a closure (an op's reference implementation, control flow
-in a live compile). Buffers are graph inputs, graph outputs, constants (device memory owned
-by the plan) or intermediates (offsets into one arena sized by the memory plan). The compiler
-produces plans; ``ge.runtime.executor`` runs them; ``ge.runtime.om`` writes them to files.
+A ``Plan`` is a list of tasks over numbered buffers, and nothing in it is live code: a
+``KernelTask`` names its kernel by key (``KernelRef``: the SHA-256 of the kernel binary and the
+function's name) and holds its argument vector with the address slots marked; a ``HostTask``
+names a ``HOST_OPS`` entry (copies, BLAS matmuls, control flow over the plan's ``subplans``)
+with its parameters. ``Plan.bind()`` resolves all of it, once per plan, to live functions: kernel
+keys through the process's kernel table (``register_binary`` / ``load_binary``), host ops to the
+functions ``HOST_OPS`` makes from their parameters, sub-plans to runners of their own. Session,
+``ge.jit`` and loaded models all run plans through that one ``bind()`` (and the executor in
+``ge.runtime.executor``); ``ge.runtime.om`` writes the same data to files.
+
+One kind of task is not data: a Python host task (``op == PYTHON_TASK``), the closure lowering
+makes for an op with no kernel (its numpy reference) or a custom op's ``execute``. It runs only
+in the process that made it, and a model file refuses it.
+
+Buffers are graph inputs, graph outputs, constants (device memory owned by the plan) or
+intermediates (offsets into one arena sized by the memory plan). Per run, only addresses change.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,19 +32,34 @@ import numpy as np
 
 from ge.error import GeError, GeValueError
 from ge.runtime import _launcher, memory
-from ge.runtime.kernel import KernelFunction, describe_failure, run_blocks
+from ge.runtime.kernel import (
+    KernelBinary,
+    KernelFunction,
+    describe_failure,
+    load_kernel_binary,
+    run_blocks,
+)
 from ge.runtime.memory import device_view
 
 __all__ = [
     "HOST_OPS",
+    "BoundPlan",
     "BufferKind",
     "BufferSpec",
     "HostTask",
+    "KernelRef",
     "KernelTask",
     "Plan",
+    "Program",
+    "binary_data",
     "buffers_of",
+    "host_function",
     "host_task",
+    "kernel_ref",
     "kernel_task",
+    "load_binary",
+    "register_binary",
+    "resolve_kernel",
 ]
 
 
@@ -67,12 +92,72 @@ def view(addr: int, spec: BufferSpec) -> np.ndarray:
     return array
 
 
+@dataclass(frozen=True)
+class KernelRef:
+    """A kernel by key: the SHA-256 (hex) of its binary's bytes and the function's name."""
+
+    binary: str
+    function: str
+
+
+# the process's kernel table: binary key -> the loaded binary. Binaries stay loaded for the
+# life of the process (as the compiler's and the custom-op kernel caches keep them anyway).
+_KERNELS: dict[str, KernelBinary] = {}
+_KEYS: dict[int, tuple[KernelBinary, str]] = {}  # id(binary) -> (binary, key): hash once
+_KERNELS_LOCK = threading.Lock()
+
+
+def register_binary(binary: KernelBinary) -> str:
+    """Put a loaded binary in the kernel table (a no-op if it is there); returns its key."""
+    known = _KEYS.get(id(binary))
+    if known is not None and known[0] is binary:
+        return known[1]
+    key = hashlib.sha256(binary.data).hexdigest()
+    with _KERNELS_LOCK:
+        _KERNELS.setdefault(key, binary)
+        _KEYS[id(binary)] = (binary, key)
+    return key
+
+
+def load_binary(data: bytes) -> str:
+    """The key of kernel binary ``data``, loading it into the kernel table unless a binary of
+    the same bytes is there already (each binary loads once per process, however many models
+    and plans hold it). Raises what ``load_kernel_binary`` raises for a binary that does not
+    load."""
+    key = hashlib.sha256(data).hexdigest()
+    with _KERNELS_LOCK:
+        if key not in _KERNELS:
+            binary = load_kernel_binary(data)
+            _KERNELS[key] = binary
+            _KEYS[id(binary)] = (binary, key)
+    return key
+
+
+def kernel_ref(function: KernelFunction) -> KernelRef:
+    """The key of a loaded kernel function (its binary goes into the kernel table)."""
+    return KernelRef(register_binary(function.binary), function.name)
+
+
+def resolve_kernel(ref: KernelRef) -> KernelFunction:
+    """The live function ``ref`` names; ``GeError`` if its binary is not loaded in this
+    process or has no such function."""
+    binary = _KERNELS.get(ref.binary)
+    if binary is None:
+        raise GeError(f"kernel binary {ref.binary[:16]}... is not loaded in this process")
+    return binary.get_function(ref.function)
+
+
+def binary_data(ref: KernelRef) -> bytes:
+    """The bytes of the binary ``ref`` names (what a model file stores)."""
+    return resolve_kernel(ref).binary.data
+
+
 @dataclass
 class KernelTask:
     """One kernel launch: ``args = template`` with ``args[pos] = addr(buffer) + offset``."""
 
     name: str
-    function: KernelFunction
+    kernel: KernelRef
     block_dim: int
     template: np.ndarray
     patch_pos: np.ndarray
@@ -81,10 +166,16 @@ class KernelTask:
     # inputs each element of which is read before the same element of every output is
     # written (elementwise kernels): an output may share memory with one of them
     same_index_inputs: frozenset[int] = frozenset()
-    # host code run only after a launch failed, to say why: it gets views of
-    # ``explain_buffers`` and returns the message, or None (a successful run never calls it)
+    # diagnostics, not plan data (a model file drops them): host code run only after a launch
+    # failed, to say why: it gets views of ``explain_buffers`` and returns the message, or
+    # None (a successful run never calls it)
     explain: Callable[[list[np.ndarray]], str | None] | None = None
     explain_buffers: tuple[int, ...] = ()
+
+    @property
+    def function(self) -> KernelFunction:
+        """The live function the task's key names (``resolve_kernel``)."""
+        return resolve_kernel(self.kernel)
 
     def failure_detail(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> str | None:
         """Why this task's launch at ``addrs`` failed, from ``explain`` (``None`` if it has
@@ -93,27 +184,30 @@ class KernelTask:
             return None
         return self.explain([view(int(addrs[b]), specs[b]) for b in self.explain_buffers])
 
-    def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+    def run_with(self, function: KernelFunction, addrs: np.ndarray) -> None:
+        """Launch ``function`` (this task's, resolved) with the buffers at ``addrs``."""
         args = self.template.copy()
         args[self.patch_pos] = addrs[self.patch_buf] + self.patch_off
-        status = run_blocks(self.function, self.block_dim, args)
+        status = run_blocks(function, self.block_dim, args)
         if status:
-            raise GeError(describe_failure(self.function.name, status, args))
+            raise GeError(describe_failure(function.name, status, args))
 
 
 def kernel_task(
     name: str,
-    function: KernelFunction,
+    function: KernelFunction | KernelRef,
     block_dim: int,
     template: Sequence[int],
     patches: Sequence[tuple[int, int]],
     offsets: Sequence[int] | None = None,
 ) -> KernelTask:
     """A ``KernelTask`` from an argument list and its ``(position, buffer)`` address slots,
-    each at byte ``offsets[k]`` into its buffer (0 by default)."""
+    each at byte ``offsets[k]`` into its buffer (0 by default). A live ``function`` is
+    recorded by key (its binary goes into the kernel table)."""
+    ref = function if isinstance(function, KernelRef) else kernel_ref(function)
     return KernelTask(
         name,
-        function,
+        ref,
         block_dim,
         np.asarray(template, np.int64),
         np.asarray([p for p, _ in patches], np.int64),
@@ -124,19 +218,23 @@ def kernel_task(
 
 @dataclass
 class HostTask:
-    """Python run on views of ``buffers`` (inputs first, then outputs).
+    """Host code run on views of ``buffers`` (inputs first, then outputs).
 
-    ``op`` names the task as data: a ``HOST_OPS`` entry whose ``fn`` is made from ``params``
-    (``host_task``), which a model file can hold, or ``PYTHON_TASK`` for any other closure
-    (an op's numpy reference, control flow), which only runs in the process that made it."""
+    A data task (``host_task``) names a ``HOST_OPS`` entry in ``op`` with its ``params``
+    (sub-plans by index into ``Plan.subplans``) and has no ``fn``: ``Plan.bind()`` makes its
+    function. A Python task (``op == PYTHON_TASK``) carries its closure in ``fn`` (an op's numpy
+    reference, a custom op's ``execute``): it runs only in the process that made it."""
 
     name: str
-    fn: Callable[[list[np.ndarray]], None]
+    fn: Callable[[list[np.ndarray]], None] | None
     buffers: list[int]
     op: str = PYTHON_TASK
     params: dict[str, Any] = field(default_factory=dict)
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+        """Run a Python task (data tasks run through ``Plan.bind()``)."""
+        if self.fn is None:
+            raise GeError(f"host task {self.name} ({self.op}) runs through its plan's bind()")
         self.fn([view(int(addrs[b]), specs[b]) for b in self.buffers])
 
 
@@ -230,8 +328,8 @@ def _loop(params: dict[str, Any]) -> HostFn:
 @dataclass(frozen=True)
 class HostOp:
     """A host task that is data: its parameters by kind (``bool``, ``int``, ``plan``: a
-    sub-plan, ``plans``: a list of them, ``ints``) and the maker of its function from them
-    (sub-plans given as ``SubRun``s)."""
+    sub-plan's index in ``Plan.subplans``, ``plans``: a list of them, ``ints``) and the maker
+    of its function from them (sub-plans given as ``SubRun``s)."""
 
     params: dict[str, str]
     make: Callable[[dict[str, Any]], HostFn]
@@ -248,13 +346,29 @@ HOST_OPS: dict[str, HostOp] = {
 
 
 def host_task(name: str, op: str, buffers: list[int], **params: Any) -> HostTask:
-    """The ``HOST_OPS`` task ``op`` on ``buffers`` with ``params``."""
+    """The ``HOST_OPS`` task ``op`` on ``buffers`` with ``params`` (data: no function yet)."""
     spec = HOST_OPS[op]
     if set(params) != set(spec.params):
         raise GeValueError(
             f"host op {op!r} takes parameters {list(spec.params)}, got {sorted(params)}"
         )
-    return HostTask(name, spec.make(params), buffers, op, dict(params))
+    return HostTask(name, None, buffers, op, dict(params))
+
+
+def host_function(task: HostTask, subruns: Sequence[SubRun] = ()) -> HostFn:
+    """The function of data task ``task``, its sub-plan parameters resolved to ``subruns``
+    (the runners of the plan's ``subplans``, by index)."""
+    spec = HOST_OPS[task.op]
+    params = {key: _resolve(value, spec.params[key], subruns) for key, value in task.params.items()}
+    return spec.make(params)
+
+
+def _resolve(value: Any, kind: str, subruns: Sequence[SubRun]) -> Any:
+    if kind == "plan":
+        return subruns[value]
+    if kind == "plans":
+        return [subruns[v] for v in value]
+    return value
 
 
 @dataclass
@@ -274,12 +388,14 @@ class _Batch:
     segments: list[tuple[int, int]]
 
     @staticmethod
-    def of(tasks: Sequence[Task]) -> _Batch:
+    def of(tasks: Sequence[Task], functions: Sequence[KernelFunction | None]) -> _Batch:
         kernels = [(i, t) for i, t in enumerate(tasks) if isinstance(t, KernelTask)]
         offsets = np.cumsum([0] + [len(t.template) for _, t in kernels])
         table = np.zeros((len(kernels), 3), np.int64)
-        for row, (_, task) in enumerate(kernels):
-            table[row] = (task.function.status_address, task.block_dim, offsets[row] * 8)
+        for row, (i, task) in enumerate(kernels):
+            function = functions[i]
+            assert function is not None
+            table[row] = (function.status_address, task.block_dim, offsets[row] * 8)
         segments: list[tuple[int, int]] = []
         row = 0
         for i, item in enumerate(tasks):
@@ -322,8 +438,10 @@ class Plan:
     # source's bytes as long as the view is read
     views: dict[int, int] = field(default_factory=dict)
     arena_size: int = 0
+    # what the data host tasks of control flow run: ``plan`` / ``plans`` parameters index it
+    subplans: list[Plan] = field(default_factory=list)
     owned: list[int] = field(default_factory=list)  # device memory freed with the plan
-    _batch: _Batch | None = None  # the kernel tasks laid out for the launcher (first run)
+    _program: Program | None = None  # the plan bound to live code (bind(), first run)
 
     def __post_init__(self) -> None:
         weakref.finalize(self, _free_all, self.owned)
@@ -371,51 +489,98 @@ class Plan:
             if isinstance(task, KernelTask):
                 bufs = ", ".join(f"buf{int(b)}" for b in task.patch_buf)
                 lines.append(
-                    f"  launch {task.function.name} x{task.block_dim} for {task.name} ({bufs})"
+                    f"  launch {task.kernel.function} x{task.block_dim} for {task.name} ({bufs})"
                 )
             else:
                 bufs = ", ".join(f"buf{b}" for b in task.buffers)
-                lines.append(f"  host {task.name} ({bufs})")
+                kind = "" if task.op == PYTHON_TASK else f" {task.op}"
+                lines.append(f"  host{kind} {task.name} ({bufs})")
         return "\n".join(lines)
 
     def execute(self, addrs: np.ndarray) -> None:
         """Run every task (on the calling thread: the stream's worker). Runs of consecutive
         kernel tasks go to the native launcher in one call, with no Python per kernel."""
-        self.bind(addrs).run()
+        self.bind().at(addrs).run()
 
-    def bind(self, addrs: np.ndarray) -> BoundPlan:
-        """The plan with its buffers at ``addrs``: every kernel argument filled in, ready to
+    def bind(self) -> Program:
+        """The plan bound to live code: every kernel key resolved to its loaded function, every
+        host task to its function, sub-plans to runners of their own and the kernels laid out
+        for the native launcher. Done once per plan (later calls return the same ``Program``);
+        a plan is not changed after its first bind. Raises ``GeError`` naming the task whose
+        kernel is not loaded."""
+        program = self._program
+        if program is None:
+            program = self._program = Program(self)
+        return program
+
+
+class Program:
+    """A plan bound to live code (``Plan.bind()``); ``at(addrs)`` binds it to addresses."""
+
+    def __init__(self, plan: Plan) -> None:
+        from ge.runtime.executor import PlanRunner  # noqa: PLC0415  (the executor runs plans)
+
+        self.plan = plan
+        self.functions: list[KernelFunction | None] = []
+        for task in plan.tasks:
+            try:
+                function = resolve_kernel(task.kernel) if isinstance(task, KernelTask) else None
+            except GeError as e:
+                raise GeError(f"node {task.name}: {e}") from None
+            self.functions.append(function)
+        subruns = [PlanRunner(sub).call for sub in plan.subplans]
+        self.host: list[Callable[[np.ndarray], None] | None] = [
+            _host_runner(task, plan.buffers, subruns) if isinstance(task, HostTask) else None
+            for task in plan.tasks
+        ]
+        self.batch = _Batch.of(plan.tasks, self.functions) if _launcher.available() else None
+
+    def at(self, addrs: np.ndarray) -> BoundPlan:
+        """The program with its buffers at ``addrs``: every kernel argument filled in, ready to
         run again and again (``BoundPlan.set_buffer`` moves one buffer between runs)."""
-        batch = self._batch if self._batch is not None else self._make_batch()
-        return BoundPlan(self, addrs.copy(), batch)
+        return BoundPlan(self, addrs.copy())
 
-    def _run_one(self, task: Task, addrs: np.ndarray) -> None:
+    def run_one(self, index: int, addrs: np.ndarray) -> None:
+        task = self.plan.tasks[index]
         try:
-            task.run(addrs, self.buffers)
+            host = self.host[index]
+            if host is not None:
+                host(addrs)
+            else:
+                function = self.functions[index]
+                assert isinstance(task, KernelTask) and function is not None
+                task.run_with(function, addrs)
         except GeError as e:
             detail = None
             if isinstance(task, KernelTask):  # its own account of the failure, if any
-                detail = task.failure_detail(addrs, self.buffers)
+                detail = task.failure_detail(addrs, self.plan.buffers)
             raise GeError(f"node {task.name} failed: {detail or e}") from e
         except (ValueError, TypeError, ArithmeticError, IndexError) as e:
             raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
 
-    def _make_batch(self) -> _Batch | None:
-        if not _launcher.available():
-            return None
-        self._batch = _Batch.of(self.tasks)
-        return self._batch
+
+def _host_runner(
+    task: HostTask, specs: Sequence[BufferSpec], subruns: Sequence[SubRun]
+) -> Callable[[np.ndarray], None]:
+    """Run ``task`` with its buffers at the given addresses: a Python task through its own
+    ``run`` (subclasses run their own way), a data task through its ``HOST_OPS`` function."""
+    if task.op == PYTHON_TASK:
+        return lambda addrs: task.run(addrs, specs)
+    fn = host_function(task, subruns)
+    buffers = [(b, specs[b]) for b in task.buffers]
+    return lambda addrs: fn([view(int(addrs[b]), spec) for b, spec in buffers])
 
 
 class BoundPlan:
-    """A plan bound to buffer addresses: its launcher table points at its own argument vector,
-    so a run is one native call per run of kernels. Not for concurrent use: each concurrent
-    runner binds its own."""
+    """A program bound to buffer addresses: its launcher table points at its own argument
+    vector, so a run is one native call per run of kernels. Not for concurrent use: each
+    concurrent runner binds its own."""
 
-    def __init__(self, plan: Plan, addrs: np.ndarray, batch: _Batch | None) -> None:
-        self.plan = plan
+    def __init__(self, program: Program, addrs: np.ndarray) -> None:
+        self.program = program
+        self.plan = program.plan
         self.addrs = addrs
-        self._batch = batch
+        batch = self._batch = program.batch
         self._patches: dict[int, list[tuple[int, int]]] = {}
         self._only = 0
         if batch is None:
@@ -444,14 +609,14 @@ class BoundPlan:
             if failed:
                 self._explain(failed - 1)
             return
-        plan, batch = self.plan, self._batch
+        program, batch = self.program, self._batch
         if batch is None:
-            for task in plan.tasks:
-                plan._run_one(task, self.addrs)
+            for index in range(len(self.plan.tasks)):
+                program.run_one(index, self.addrs)
             return
         for start, stop in batch.segments:
             if stop < 0:  # a host task
-                plan._run_one(plan.tasks[start], self.addrs)
+                program.run_one(start, self.addrs)
                 continue
             failed = _launcher.run_tasks(self._table_addr + start * 24, stop - start)
             if failed:

@@ -163,10 +163,12 @@ def _register_builtin() -> None:
         control,
         elementwise,
         fused,
+        indexing,
         matmul,
         movement,
         reduction,
         rows,
+        sorting,
     )
 
 

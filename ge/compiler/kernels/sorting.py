@@ -1,0 +1,318 @@
+"""Kernels for the scans and sorts: Cumsum, Cumprod, Sort, TopKV2.
+
+Every op works along one axis of a contiguous tensor, seen as ``outer x n x inner``: a *row* is
+one ``(outer, inner)`` position, its ``n`` elements ``inner`` apart, so any axis works in place
+without a transpose. Blocks share the rows.
+
+- Scans: one kernel per dtype serves Cumsum and Cumprod, exclusive or not, forward or
+  reversed (all four are run-time arguments, so they share one compiled kernel). The running
+  value is held as the references hold it: float32/float64 in their own type, half types in
+  float32 (rounded once per output), integers in int64 (uint64 for unsigned) and wrapped to
+  the output type on store, which is the same modular result as accumulating in it.
+- Sorts: one kernel per element size and kind serves Sort and TopKV2 (ascending or
+  descending, ``k`` of the ``n`` elements written; Sort is ``k = n``). Each element becomes an
+  unsigned key of its size whose integer order is the sort's order (floats by the
+  sign-magnitude trick, ``-0.0`` equal to ``0.0`` and NaN above +inf; signed ints with the
+  sign bit flipped; descending: every bit flipped), so one comparison serves every dtype and
+  direction and half types need no conversion. The keys go to a per-block scratch row, the
+  positions ``0..n-1`` are sorted stably by insertion sort on runs of 16 then bottom-up merges
+  (ping-ponging between two scratch index rows), and the first ``k`` positions are written
+  with the values they point at, copied as raw bits. This is the order of
+  ``ge.ops.sorting.stable_order``: ties keep their input order in both directions.
+
+The kernels' sources are self-contained (they call only ``_scalar``'s half conversions), so
+the disk cache's fingerprint needs nothing from this module.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ge.compiler.kernels import register_kernels
+from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
+from ge.compiler.lower import LowerContext
+from ge.ops import _rules as rules
+from ge.ops.infer import const_value
+from ge.ops.shape import _ints
+from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, kernel_task
+
+__all__ = ["lower_scan", "lower_sort"]
+
+_RUN = 16  # insertion-sorted run length before merging
+_PARALLEL_MIN = 1 << 15  # elements below which one block does all rows
+_UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return max(int(np.prod(shape, dtype=np.int64)), 1)
+
+
+def _split(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """``(outer, n, inner)`` of a contiguous ``shape`` around ``axis`` (a 0-d one: 1, 1, 1)."""
+    if not shape:
+        return 1, 1, 1
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    return outer, shape[axis], inner
+
+
+def _blocks(rows: int, n: int) -> int:
+    if rows * n < _PARALLEL_MIN:
+        return 1
+    return max(1, min(os.cpu_count() or 1, rows))
+
+
+def _rows_loop() -> list[str]:
+    """This block's share of the rows, with ``a``/``b`` the outer and inner position."""
+    return [
+        "    chunk = (rows + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        "    stop = min(rows, begin + chunk)",
+        "    for r in range(begin, stop):",
+        "        a = r // inner",
+        "        b = r - a * inner",
+    ]
+
+
+# --- scans ------------------------------------------------------------------------------------
+def _accumulator(dtype: np.dtype[Any]) -> str:
+    if dtype.name in _HALF or dtype == np.float32:
+        return "np.float32"
+    if dtype == np.float64:
+        return "np.float64"
+    return "np.uint64" if dtype.kind == "u" else "np.int64"
+
+
+def _scan_source(dtype: np.dtype[Any]) -> str:
+    acc = _accumulator(dtype)
+    load = f"{_HALF[dtype.name][0]}(x[off])" if dtype.name in _HALF else f"{acc}(x[off])"
+    t = _np_name(dtype)
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        "    rows = args[0]",
+        "    n = args[1]",
+        "    inner = args[2]",
+        "    prod = args[3] != 0",
+        "    exclusive = args[4] != 0",
+        "    reverse = args[5] != 0",
+        f"    x = kernel_array(args[6], args[8], {t})",
+        f"    y = kernel_array(args[7], args[8], {t})",
+        "    start = 1 if prod else 0",
+        *_rows_loop(),
+        "        base = a * n * inner + b",
+        f"        acc = {acc}(start)",
+        "        for t in range(n):",
+        "            j = n - 1 - t if reverse else t",
+        "            off = base + j * inner",
+        f"            v = {load}",
+        "            if exclusive:",
+        f"                y[off] = {_store('acc', dtype)}",
+        "            if prod:",
+        "                acc = acc * v",
+        "            else:",
+        "                acc = acc + v",
+        "            if not exclusive:",
+        f"                y[off] = {_store('acc', dtype)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def lower_scan(prod: bool) -> Any:
+    """The lowering of Cumsum (``prod`` False) or Cumprod; needs a constant ``axis``."""
+
+    def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+        x, axis_value = ctx.inputs[0], const_value(ctx.node, 1)
+        if x is None or axis_value is None:
+            return None
+        spec = ctx.spec(x)
+        shape = tuple(spec.shape)
+        axis = rules.normalize_axis(_ints(axis_value)[0], len(shape))
+        outer, n, inner = _split(shape, axis)
+        attrs = ctx.attrs
+        template = [outer * inner, n, inner, int(prod), int(bool(attrs["exclusive"]))]
+        template += [int(bool(attrs["reverse"])), 0, 0, _count(shape)]
+        return [
+            kernel_task(
+                ctx.node.name,
+                kernel_from_source(_scan_source(spec.dtype), options=ctx.ge_options),
+                _blocks(outer * inner, n),
+                template,
+                [(6, x), (7, ctx.outputs[0])],
+            )
+        ]
+
+    return lower
+
+
+# --- sorts ------------------------------------------------------------------------------------
+# Bits of a float's magnitude, and its +inf, by element size (bfloat16 is the 2-byte key type
+# of its own entry: its exponent is float32's).
+_FLOAT_BITS = {
+    "float16": (0x7FFF, 0x7C00),
+    "bfloat16": (0x7FFF, 0x7F80),
+    "float32": (0x7FFFFFFF, 0x7F800000),
+    "float64": (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
+}
+
+
+def _key_lines(dtype: np.dtype[Any], indent: str) -> list[str]:
+    """``kk`` = the element at ``x[at]`` as an unsigned key whose order is the sort's order:
+    unsigned ints as they are, signed ints with the sign bit flipped, floats by the
+    sign-magnitude trick (negative: all bits flipped; else the sign bit set) after mapping
+    ``-0.0`` to ``0.0`` and every NaN to one NaN above +inf. Descending flips every bit."""
+    u = _UINT[dtype.itemsize]
+    lines = ["kk = x[at]"]
+    if dtype.kind == "i":
+        lines.append("kk = kk ^ sign")
+    elif dtype.name in _FLOAT_BITS:
+        magnitude, inf = _FLOAT_BITS[dtype.name]
+        lines += [
+            f"mag = kk & {u}({magnitude:#x})",
+            f"if mag == {u}(0):",
+            f"    kk = {u}(0)",
+            f"elif mag > {u}({inf:#x}):",
+            f"    kk = {u}({magnitude:#x})",
+            "if kk & sign:",
+            f"    kk = {u}(~kk)",
+            "else:",
+            "    kk = kk | sign",
+        ]
+    lines += ["if descending:", f"    kk = {u}(~kk)"]
+    return [indent + line for line in lines]
+
+
+def _sort_body(indent: str) -> list[str]:
+    """Sort the positions in ``s`` by ``keys`` stably (ties keep their order); the result
+    ends in ``s`` (``d`` is the other index row)."""
+    body = [
+        f"for lo in range(0, n, {_RUN}):",
+        f"    hi = min(lo + {_RUN}, n)",
+        "    for i in range(lo + 1, hi):",
+        "        v = s[i]",
+        "        kv = keys[v]",
+        "        j = i - 1",
+        "        while j >= lo and kv < keys[s[j]]:",
+        "            s[j + 1] = s[j]",
+        "            j -= 1",
+        "        s[j + 1] = v",
+        f"width = {_RUN}",
+        "while width < n:",
+        "    lo = 0",
+        "    while lo < n:",
+        "        mid = min(lo + width, n)",
+        "        hi = min(lo + 2 * width, n)",
+        "        i = lo",
+        "        j = mid",
+        "        o = lo",
+        "        while i < mid and j < hi:",
+        "            if keys[s[j]] < keys[s[i]]:",
+        "                d[o] = s[j]",
+        "                j += 1",
+        "            else:",
+        "                d[o] = s[i]",
+        "                i += 1",
+        "            o += 1",
+        "        while i < mid:",
+        "            d[o] = s[i]",
+        "            i += 1",
+        "            o += 1",
+        "        while j < hi:",
+        "            d[o] = s[j]",
+        "            j += 1",
+        "            o += 1",
+        "        lo += 2 * width",
+        "    t = s",
+        "    s = d",
+        "    d = t",
+        "    width *= 2",
+    ]
+    return [indent + line for line in body]
+
+
+def _sort_source(dtype: np.dtype[Any]) -> str:
+    size = dtype.itemsize
+    u = _UINT[size]
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        "    rows = args[0]",
+        "    n = args[1]",
+        "    k = args[2]",
+        "    inner = args[3]",
+        "    descending = args[4] != 0",
+        f"    sign = {u}({1 << (8 * size - 1):#x})",
+        f"    x = kernel_array(args[5], args[11], {u})",
+        f"    y = kernel_array(args[6], args[12], {u})",
+        "    yi = kernel_array(args[7], args[12], np.int32)",
+        f"    keys = kernel_array(args[8] + block_idx * n * {size}, n, {u})",
+        "    src = kernel_array(args[9] + block_idx * n * 8, n, np.int64)",
+        "    dst = kernel_array(args[10] + block_idx * n * 8, n, np.int64)",
+        *_rows_loop(),
+        "        ib = a * n * inner + b",
+        "        ob = a * k * inner + b",
+        "        for j in range(n):",
+        "            at = ib + j * inner",
+        *_key_lines(dtype, "            "),
+        "            keys[j] = kk",
+        "            src[j] = j",
+        "        s = src",
+        "        d = dst",
+        *_sort_body("        "),
+        "        for j in range(k):",
+        "            p = s[j]",
+        "            y[ob + j * inner] = x[ib + p * inner]",
+        "            yi[ob + j * inner] = np.int32(p)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _scratch(ctx: LowerContext, count: int, dtype: np.dtype[Any]) -> int:
+    """A scratch buffer in the run's arena (one row per block)."""
+    return ctx.plan.add_buffer(BufferSpec(BufferKind.INTERMEDIATE, 0, (count,), dtype))
+
+
+def lower_sort(axis_attr: str, descending_attr: str) -> Any:
+    """The lowering of Sort / TopKV2 (the axis and direction under those attribute names);
+    ``k`` is the output's size along the axis."""
+
+    def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
+        x = ctx.inputs[0]
+        if x is None:
+            return None
+        spec, out_spec = ctx.spec(x), ctx.spec(ctx.outputs[0])
+        shape = tuple(spec.shape)
+        axis = rules.normalize_axis(int(ctx.attrs[axis_attr]), len(shape))
+        outer, n, inner = _split(shape, axis)
+        k = out_spec.shape[axis] if shape else 1
+        rows = outer * inner
+        blocks = _blocks(rows, n)
+        width = max(n, 1) * blocks
+        scratch = [
+            _scratch(ctx, width, np.dtype(_UINT[spec.dtype.itemsize][3:])),
+            _scratch(ctx, width, np.dtype(np.int64)),
+            _scratch(ctx, width, np.dtype(np.int64)),
+        ]
+        descending = int(bool(ctx.attrs[descending_attr]))
+        template = [rows, n, k, inner, descending, 0, 0, 0, 0, 0, 0]
+        template += [_count(shape), _count(tuple(out_spec.shape))]
+        buffers = [x, ctx.outputs[0], ctx.outputs[1], *scratch]
+        return [
+            kernel_task(
+                ctx.node.name,
+                kernel_from_source(_sort_source(spec.dtype), options=ctx.ge_options),
+                blocks,
+                template,
+                list(zip(range(5, 11), buffers, strict=True)),
+            )
+        ]
+
+    return lower
+
+
+register_kernels("Cumsum", lowering=lower_scan(prod=False))
+register_kernels("Cumprod", lowering=lower_scan(prod=True))
+register_kernels("Sort", lowering=lower_sort("axis", "descending"))
+register_kernels("TopKV2", lowering=lower_sort("dim", "largest"))

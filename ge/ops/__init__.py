@@ -10,7 +10,18 @@ with the same power; ``infer_graph`` / ``infer_node`` run shape and dtype infere
     (['x', 'concat_dim'], 1)
 """
 
-from ge.ops import checks, control, elementwise, fused, io, nn, reduce, shape, sorting  # noqa: F401  (register)
+from ge.ops import (  # noqa: F401  (register)
+    checks,
+    control,
+    elementwise,
+    fused,
+    indexing,
+    io,
+    nn,
+    reduce,
+    shape,
+    sorting,
+)
 from ge.ops.construct import add_op_node
 from ge.ops.infer import graph_output_descs, graph_outputs, infer_graph, infer_node
 from ge.ops.interpreter import eval_graph

@@ -1,0 +1,276 @@
+"""Kernels for the indexing ops: ReverseV2, MirrorPad, GatherNd, ScatterNd, TensorScatterUpdate,
+TensorScatterAdd (``ge.ops.indexing``).
+
+* ``ReverseV2`` with a constant ``axis`` is one launch of the shared affine copy kernel
+  (``movement``): a reversed dim starts at its last element with step -1. A computed ``axis``
+  (a value only known at run time) runs the op's reference.
+* ``MirrorPad`` with constant ``paddings``: one kernel per element size maps each output
+  index back into ``x`` by one reflection (``c < 0``: ``-c - m``; ``c >= d``: ``2d - 2 + m - c``,
+  ``m`` 1 for SYMMETRIC and 0 for REFLECT; the op refuses pads needing a second reflection).
+* ``GatherNd``: each output row reads the slice of ``x`` its index names; each index is checked
+  before it is used (a bad one stops the kernel; the host then builds the message from the
+  reference, as for GatherV2).
+* The scatters run one block (duplicate indices must apply in order): every index is checked
+  first, so a bad one fails the launch before anything is written; then ``y`` is set (zeros
+  for ScatterNd, ``x`` for the tensor scatters) and the updates stored (last one wins) or
+  added (computed as numpy adds that dtype: half types through float32, integers wrapping).
+
+Elements that are only moved are moved as unsigned integers of their size, so one kernel
+serves every dtype of that size; the add kernels are generated per dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ge.compiler.kernels import register_kernels
+from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels.elementwise import _HALF, _np_name, _store, block_dim_for
+from ge.compiler.kernels.movement import MAX_RANK, Affine, _contiguous_strides, affine_task
+from ge.compiler.lower import LowerContext
+from ge.ops.indexing import MIRROR_SLACK, mirror_pad_pairs, reverse_axes
+from ge.ops.infer import const_value
+from ge.runtime.plan import HostTask, KernelTask, kernel_task
+
+__all__: list[str] = []
+
+Tasks = list[KernelTask | HostTask]
+_UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
+
+
+def _count(shape: Any) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _lines(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+# --- ReverseV2 ---------------------------------------------------------------------------------
+def lower_reverse(ctx: LowerContext) -> Tasks | None:
+    axis_value, x_buf = const_value(ctx.node, 1), ctx.inputs[0]
+    if axis_value is None or x_buf is None:
+        return None
+    shape = list(ctx.spec(x_buf).shape)
+    axes = reverse_axes(axis_value, len(shape))
+    strides = _contiguous_strides(shape)
+    copy = Affine(
+        shape,
+        strides,
+        [d - 1 if k in axes else 0 for k, d in enumerate(shape)],
+        [-1 if k in axes else 1 for k in range(len(shape))],
+        strides,
+    )
+    task = affine_task(ctx, x_buf, ctx.outputs[0], copy)
+    return None if task is None else [task]
+
+
+# --- MirrorPad ---------------------------------------------------------------------------------
+def _mirror_source(itemsize: int) -> str:
+    r = range(MAX_RANK)
+    t = _UINT[itemsize]
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[2], {t})",
+        f"    src = kernel_array(args[1], args[3], {t})",
+        "    n = args[4]",
+        "    m = args[5]",
+    ]
+    for at, name in enumerate(("d", "lo", "e", "si")):
+        lines += [f"    {name}{k} = args[{6 + at * MAX_RANK + k}]" for k in r]
+    lines += [
+        "    chunk = (n + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        "    stop = min(n, begin + chunk)",
+        "    for i in range(begin, stop):",
+        "        rest = i",
+        "        s = 0",
+    ]
+    for k in reversed(r):
+        lines += [
+            f"        c = rest % d{k} - lo{k}",
+            f"        rest = rest // d{k}",
+            "        if c < 0:",
+            "            c = -c - m",
+            f"        elif c >= e{k}:",
+            f"            c = 2 * e{k} - 2 + m - c",
+            f"        s += c * si{k}",
+        ]
+    lines.append("        out[i] = src[s]")
+    return _lines(*lines)
+
+
+def lower_mirror_pad(ctx: LowerContext) -> Tasks | None:
+    paddings, x_buf = const_value(ctx.node, 1), ctx.inputs[0]
+    if paddings is None or x_buf is None:
+        return None
+    x, y = ctx.spec(x_buf), ctx.spec(ctx.outputs[0])
+    shape, mode = list(x.shape), ctx.attrs["mode"]
+    if len(shape) > MAX_RANK or x.dtype.itemsize not in _UINT:
+        return None
+    pairs = mirror_pad_pairs(paddings, shape, mode)
+    pad = MAX_RANK - len(shape)
+    n = _count(y.shape)
+    template = [0, 0, max(n, 1), max(_count(shape), 1), n, 1 - MIRROR_SLACK[mode]]
+    template += [1] * pad + list(y.shape)
+    template += [0] * pad + [a for a, _ in pairs]
+    template += [1] * pad + shape
+    template += [0] * pad + _contiguous_strides(shape)
+    return [
+        kernel_task(
+            ctx.node.name,
+            kernel_from_source(_mirror_source(x.dtype.itemsize), options=ctx.ge_options),
+            block_dim_for(n),
+            template,
+            [(0, ctx.outputs[0]), (1, x_buf)],
+        )
+    ]
+
+
+# --- GatherNd ----------------------------------------------------------------------------------
+# Shared argument layout of the gather and scatter kernels: addresses, element counts, sizes.
+_CHECK = (
+    "    for r in range(row_begin, row_stop):",
+    "        for k in range(depth):",
+    "            v = np.int64(idx[r * depth + k])",
+    "            if v < 0 or v >= meta[k]:",
+    "                raise IndexError()",
+)
+_OFFSET = (
+    "        off = 0",
+    "        for k in range(depth):",
+    "            off += np.int64(idx[r * depth + k]) * meta[depth + k]",
+)
+
+
+def _gather_nd_source(itemsize: int, index_t: np.dtype[Any]) -> str:
+    t = _UINT[itemsize]
+    return _lines(
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[4], {t})",
+        f"    x = kernel_array(args[1], args[5], {t})",
+        f"    idx = kernel_array(args[2], args[6], np.{index_t.name})",
+        "    meta = kernel_array(args[3], args[7], np.int64)",
+        "    rows = args[8]",
+        "    depth = args[9]",
+        "    inner = args[10]",
+        "    chunk = (rows + block_dim - 1) // block_dim",
+        "    row_begin = block_idx * chunk",
+        "    row_stop = min(rows, row_begin + chunk)",
+        *_CHECK,
+        "    for r in range(row_begin, row_stop):",
+        *_OFFSET,
+        "        for c in range(inner):",
+        "            out[r * inner + c] = x[off * inner + c]",
+    )
+
+
+def _meta(ctx: LowerContext, dims: list[int], depth: int) -> int:
+    """A plan constant: the first ``depth`` dims, then their strides in slices (``0`` pad)."""
+    lead = dims[:depth]
+    return ctx.constant(np.asarray([*lead, *_contiguous_strides(lead), 0], dtype=np.int64))
+
+
+def lower_gather_nd(ctx: LowerContext) -> Tasks | None:
+    x_buf, i_buf = ctx.inputs
+    if x_buf is None or i_buf is None:
+        return None
+    x, ind, y = ctx.spec(x_buf), ctx.spec(i_buf), ctx.spec(ctx.outputs[0])
+    if x.dtype.itemsize not in _UINT or not ind.shape:
+        return None
+    depth = ind.shape[-1]
+    rows = _count(ind.shape[:-1])
+    inner = _count(x.shape[depth:])
+    meta = _meta(ctx, list(x.shape), depth)
+    counts = [_count(s.shape) for s in (y, x, ind)]
+    template = [0, 0, 0, 0, *(max(c, 1) for c in counts), 2 * depth + 1, rows, depth, inner]
+    source = _gather_nd_source(x.dtype.itemsize, ind.dtype)
+    return [
+        kernel_task(
+            ctx.node.name,
+            kernel_from_source(source, options=ctx.ge_options),
+            block_dim_for(rows * max(inner, 1)),
+            template,
+            list(enumerate([ctx.outputs[0], x_buf, i_buf, meta])),
+        )
+    ]
+
+
+# --- ScatterNd / TensorScatterUpdate / TensorScatterAdd ----------------------------------------
+def _load(dtype: np.dtype[Any], expr: str) -> str:
+    return f"{_HALF[dtype.name][0]}({expr})" if dtype.name in _HALF else expr
+
+
+def _scatter_source(dtype: np.dtype[Any], index_t: np.dtype[Any], add: bool, copy: bool) -> str:
+    """``y`` = zeros or ``x`` (``copy``), then each update row stored or added (``add``)."""
+    t = _np_name(dtype) if add else _UINT[dtype.itemsize]
+    at = "out[off * inner + c]"
+    update = "upd[r * inner + c]"
+    store = _store(f"{_load(dtype, at)} + {_load(dtype, update)}", dtype) if add else update
+    return _lines(
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[5], {t})",
+        f"    base = kernel_array(args[1], args[6], {t})",
+        f"    idx = kernel_array(args[2], args[7], np.{index_t.name})",
+        f"    upd = kernel_array(args[3], args[8], {t})",
+        "    meta = kernel_array(args[4], args[9], np.int64)",
+        "    rows = args[10]",
+        "    depth = args[11]",
+        "    inner = args[12]",
+        "    total = args[13]",
+        "    row_begin = 0",
+        "    row_stop = rows",
+        *_CHECK,
+        "    for i in range(total):",
+        "        out[i] = base[i]" if copy else "        out[i] = 0",
+        "    for r in range(rows):",
+        *_OFFSET,
+        "        for c in range(inner):",
+        f"            {at} = {store}",
+    )
+
+
+def _lower_scatter(add: bool, order: tuple[int, int, int]) -> Any:
+    """The lowering of a scatter op whose (base or None, indices, updates) are at ``order``
+    among its inputs (``-1``: no base, ScatterNd's zeros)."""
+
+    def lower(ctx: LowerContext) -> Tasks | None:
+        base_at, idx_at, upd_at = order
+        i_buf, u_buf = ctx.inputs[idx_at], ctx.inputs[upd_at]
+        b_buf = ctx.outputs[0] if base_at < 0 else ctx.inputs[base_at]
+        if i_buf is None or u_buf is None or b_buf is None:
+            return None
+        y, ind, upd = ctx.spec(ctx.outputs[0]), ctx.spec(i_buf), ctx.spec(u_buf)
+        if y.dtype.itemsize not in _UINT or not ind.shape or upd.dtype != y.dtype:
+            return None
+        depth = ind.shape[-1]
+        rows, inner = _count(ind.shape[:-1]), _count(y.shape[depth:])
+        meta = _meta(ctx, list(y.shape), depth)
+        buffers = [ctx.outputs[0], b_buf, i_buf, u_buf]
+        counts = [max(_count(ctx.spec(b).shape), 1) for b in buffers] + [2 * depth + 1]
+        template = [0] * 5 + counts + [rows, depth, inner, _count(y.shape)]
+        source = _scatter_source(y.dtype, ind.dtype, add, base_at >= 0)
+        return [
+            kernel_task(
+                ctx.node.name,
+                kernel_from_source(source, options=ctx.ge_options),
+                1,
+                template,
+                list(enumerate([*buffers, meta])),
+            )
+        ]
+
+    return lower
+
+
+for _op, _lowering in (
+    ("ReverseV2", lower_reverse),
+    ("MirrorPad", lower_mirror_pad),
+    ("GatherNd", lower_gather_nd),
+    ("ScatterNd", _lower_scatter(True, (-1, 0, 1))),
+    ("TensorScatterUpdate", _lower_scatter(False, (0, 1, 2))),
+    ("TensorScatterAdd", _lower_scatter(True, (0, 1, 2))),
+):
+    register_kernels(_op, lowering=_lowering)

@@ -23,9 +23,11 @@ from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan, buffers_of
 __all__ = [
     "DIRECT_BYTES",
     "RESULT_BLOCKS",
+    "Alloc",
     "PlanRunner",
     "ResultBlocks",
     "Target",
+    "execute_plan",
     "lend_array",
     "owning_array",
 ]
@@ -36,6 +38,40 @@ Target = tuple[int, np.ndarray]  # device memory for an output: (address, uint8 
 
 def _aligned(n: int) -> int:
     return -(-max(n, 1) // _ALIGN) * _ALIGN
+
+
+# device memory for one run: ``alloc(nbytes)`` gives an address and the function releasing it
+Alloc = Callable[[int], tuple[int, Callable[[], None]]]
+
+
+def _default_alloc(nbytes: int) -> tuple[int, Callable[[], None]]:
+    block = memory.malloc(max(nbytes, 1))
+    return block.addr, lambda: memory.free(block)
+
+
+def execute_plan(
+    plan: Plan, input_addrs: Sequence[int], alloc: Alloc = _default_alloc
+) -> tuple[list[int], list[Callable[[], None]]]:
+    """Run ``plan`` once, now, on this thread, reading inputs at ``input_addrs``, with its
+    outputs and arena in fresh memory from ``alloc`` (what a stream's queued run does: no
+    workspace outlives it). Returns the output addresses and, for each, the function that
+    releases it (the caller owns them); the arena is released before returning."""
+    arena, free_arena = alloc(plan.arena_size)
+    outputs: list[int] = []
+    releases: list[Callable[[], None]] = []
+    try:
+        for buf in plan.outputs:
+            addr, release = alloc(plan.buffers[buf].nbytes)
+            outputs.append(addr)
+            releases.append(release)
+        plan.execute(plan.addresses(input_addrs, outputs, arena))
+    except BaseException:
+        for release in releases:
+            release()
+        raise
+    finally:
+        free_arena()
+    return outputs, releases
 
 
 class PlanRunner:

@@ -39,8 +39,9 @@ import numpy as np
 from ge._device.memory import DeviceMemoryError, device_memory
 from ge._options import encode_options, invalid_option
 from ge.allocator import Allocator, MemBlock
-from ge.compiler.executable import CompiledGraph, GraphRunner
+from ge.compiler.executable import CompiledGraph
 from ge.compiler.pipeline import copy_graph
+from ge.compiler.runners import GraphRunner
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.ge_global.geapi import global_options, is_initialized
 from ge.graph._verify import describe_cycle, topological_order, verify_graph

@@ -2,14 +2,358 @@
 
 ``FUNCTIONS`` maps a numpy function's ``__name__`` to a rule ``rule(anchor, *args, **kwargs)``
 in the form of ``ge.es._numpy_api`` (whose ``_register`` checks keywords the same way);
-``TensorHolder.__array_function__`` looks rules up in both tables.
+``TensorHolder.__array_function__`` looks rules up in both tables. The rules build the
+``Cumsum``/``Cumprod``/``Sort`` ops (``ge.ops.sorting``) and give numpy's values, dtype and
+shape. Decisions where numpy is silent or a graph cannot follow it:
+
+- ``cumsum``/``cumprod``: ``axis=None`` scans the flattened input; without ``dtype`` the
+  scan runs in numpy's accumulator type (bool and ints below 64 bits in int64, unsigned in
+  uint64, as ``np.sum``). A 0-d input is one element (numpy ravels it). float16 accumulates
+  in float32, rounded once per output (numpy rounds every partial sum to float16, so long
+  float16 scans differ by float16 rounding). ``dtype=bool`` is numpy's logical or / and.
+- ``sort``/``argsort``: ``kind`` is accepted and ignored: every sort is stable (numpy's
+  ``kind='stable'``), NaN last; ``argsort`` gives int64 (numpy's intp). ``order`` (fields of
+  structured arrays) is refused.
+- ``partition``/``argpartition`` return the fully sorted result (resp. its order): it meets
+  numpy's contract for every ``kth`` (the kth element in its sorted place, none larger
+  before, none smaller after), though numpy's elements away from ``kth`` are in another
+  order. ``kth`` is checked as numpy checks it.
+- ``median``: a sort, then the mean of the middle one or two elements as ``np.mean`` computes
+  it (float16 through float32, ints and bool in float64); a NaN in the slice gives NaN; an
+  empty slice gives NaN (numpy warns). ``overwrite_input`` is accepted and ignored.
+- ``quantile``/``percentile``: ``method='linear'`` only (numpy's default), ``q`` a constant
+  (any shape); the positions, weights and interpolation (``_lerp``) are numpy's, so are the
+  result types (a Python float ``q`` promotes weakly). An empty slice is refused (numpy
+  raises IndexError).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import functools
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+from ge.es import _numpy_rules
+from ge.es._numpy_api import _axes, _axis, _h, _isnan, _known, _reshape, _transpose
+from ge.es.tensor_holder import TensorHolder, _index
 
 __all__ = ["FUNCTIONS"]
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+Rule = Callable[..., Any]
+F = TypeVar("F", bound=Rule)
+
+_KINDS = frozenset({None, "quicksort", "mergesort", "heapsort", "stable"})
+
+
+def _register(*names: str) -> Callable[[F], F]:
+    """Register ``rule`` under ``names``; a keyword it lacks raises ``GeTypeError`` naming it
+    (``ge.es._numpy_api._register``'s check, into this family's table)."""
+
+    def wrap(rule: F) -> F:
+        signature = inspect.signature(rule)
+        label = names[0]
+
+        @functools.wraps(rule)
+        def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
+            try:
+                signature.bind(anchor, *args, **kwargs)
+            except TypeError as error:
+                unknown = sorted(k for k in kwargs if k not in signature.parameters)
+                if unknown:
+                    raise GeTypeError(
+                        f"np.{label} of a traced value does not take "
+                        f"{', '.join(repr(k) for k in unknown)}"
+                    ) from None
+                raise GeTypeError(f"np.{label} of a traced value: {error}") from None
+            return rule(anchor, *args, **kwargs)
+
+        for name in names:
+            FUNCTIONS[name] = checked
+        return rule
+
+    return wrap
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def _outputs(x: TensorHolder, op_type: str, attrs: dict[str, Any]) -> list[TensorHolder]:
+    """Every output of an ``op_type`` node on ``x`` (``TensorHolder._op`` gives output 0)."""
+    node = x._builder._add(op_type, [x._port_of(x)], attrs)
+    return [TensorHolder._make(x._builder, node, i) for i in range(node.get_outputs_size())]
+
+
+def _sorted(x: TensorHolder, axis: int) -> tuple[TensorHolder, TensorHolder]:
+    """``x`` sorted stably along ``axis``, and the int64 order."""
+    values, order = _outputs(x, "Sort", {"axis": axis, "descending": False})
+    return values, order.astype(np.int64)
+
+
+def _dtype(dtype: Any, what: str) -> np.dtype[Any]:
+    try:
+        result: np.dtype[Any] = np.dtype(dtype)
+    except TypeError:
+        raise GeTypeError(f"np.{what}: dtype must be a numpy dtype, got {dtype!r}") from None
+    return result
+
+
+def _line(anchor: TensorHolder, a: Any, axis: Any, what: str) -> tuple[TensorHolder, int]:
+    """The input and the axis to work along: flattened for ``axis=None``; a 0-d input is
+    one element (numpy ravels it for scans and argsort)."""
+    x = _h(anchor, a)
+    if axis is None or x.ndim == 0:
+        x = _reshape(x, [-1])
+        return x, _axis(0 if axis is None else axis, 1, what)
+    return x, _axis(axis, x.ndim, what)
+
+
+def _check_kind(kind: Any, order: Any, what: str) -> None:
+    if order is not None:
+        raise GeValueError(
+            f"np.{what} of a traced value: order= names fields of a structured array, and "
+            f"traced values have none; got order={order!r}"
+        )
+    if kind not in _KINDS:
+        raise GeValueError(
+            f"np.{what}: kind must be one of 'quicksort', 'mergesort', 'heapsort', 'stable', "
+            f"got {kind!r}"
+        )
+
+
+# --- scans ---------------------------------------------------------------------------------------
+def _scan_rule(method: str, op_type: str) -> Rule:
+    def rule(anchor: TensorHolder, a: Any, axis: Any = None, dtype: Any = None) -> TensorHolder:
+        x, ax = _line(anchor, a, axis, method)
+        source = x.dtype
+        target = (
+            _numpy_rules._reduce_dtype(method, source) if dtype is None else _dtype(dtype, method)
+        )
+        logical = target == np.bool_
+        work = x.astype(np.bool_).astype(np.int64) if logical else x.astype(target)
+        y = work._op(op_type, work, work._ints([ax]))
+        return y != 0 if logical else y
+
+    return rule
+
+
+_register("cumsum")(_scan_rule("cumsum", "Cumsum"))
+_register("cumprod")(_scan_rule("cumprod", "Cumprod"))
+
+
+# --- sorts ---------------------------------------------------------------------------------------
+@_register("sort")
+def _sort(
+    anchor: TensorHolder,
+    a: Any,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    *,
+    stable: Any = None,
+) -> TensorHolder:
+    _check_kind(kind, order, "sort")
+    x = _h(anchor, a)
+    if axis is None:
+        return _sorted(_reshape(x, [-1]), 0)[0]
+    return _sorted(x, _axis(axis, x.ndim, "sort"))[0]
+
+
+@_register("argsort")
+def _argsort(
+    anchor: TensorHolder,
+    a: Any,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    *,
+    stable: Any = None,
+) -> TensorHolder:
+    _check_kind(kind, order, "argsort")
+    x, ax = _line(anchor, a, axis, "argsort")
+    return _sorted(x, ax)[1]
+
+
+def _check_kth(kth: Any, size: int, what: str) -> None:
+    items = list(kth) if isinstance(kth, (list, tuple, np.ndarray)) else [kth]
+    for k in items:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            raise GeTypeError(f"np.{what}: kth must be an int or a sequence of ints, got {k!r}")
+        if not -size <= int(k) < size:
+            raise GeValueError(f"np.{what}: kth(={int(k)}) out of bounds ({size})")
+
+
+def _partition_rule(what: str, indices: bool) -> Rule:
+    def rule(
+        anchor: TensorHolder,
+        a: Any,
+        kth: Any,
+        axis: Any = -1,
+        kind: Any = "introselect",
+        order: Any = None,
+    ) -> TensorHolder:
+        if order is not None:
+            _check_kind(None, order, what)
+        if kind != "introselect":
+            raise GeValueError(f"np.{what}: kind must be 'introselect', got {kind!r}")
+        x = _h(anchor, a)
+        if axis is None:
+            x, ax = _reshape(x, [-1]), 0
+        else:
+            ax = _axis(axis, x.ndim, what)
+        _check_kth(kth, _known(x, what)[ax], what)
+        return _sorted(x, ax)[1 if indices else 0]
+
+    return rule
+
+
+_register("partition")(_partition_rule("partition", indices=False))
+_register("argpartition")(_partition_rule("argpartition", indices=True))
+
+
+# --- median / quantile ---------------------------------------------------------------------------
+def _rows(x: TensorHolder, axis: Any, what: str) -> tuple[TensorHolder, list[int], list[int]]:
+    """``x`` with the reduced ``axis`` merged into one last axis; also the kept shape and
+    the shape ``keepdims`` gives."""
+    shape = _known(x, what)
+    axes = list(range(x.ndim)) if axis is None else _axes(axis, x.ndim, what)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    n = math.prod(shape[i] for i in axes)
+    rows = _reshape(_transpose(x, kept + sorted(axes)), [*(shape[i] for i in kept), n])
+    keep_shape = [1 if i in axes else d for i, d in enumerate(shape)]
+    return rows, [shape[i] for i in kept], keep_shape
+
+
+def _at(x: TensorHolder, index: int) -> TensorHolder:
+    """``x[..., index]``."""
+    return _index(x, (*(slice(None),) * (x.ndim - 1), index))
+
+
+def _mean_type(dtype: np.dtype[Any]) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    """(the type ``np.mean`` adds in, its result type) for ``dtype``."""
+    result = np.dtype(np.float64) if dtype.kind in "biu" else dtype
+    work = np.dtype(np.float32) if result == np.float16 else result
+    return work, result
+
+
+def _nan_of(value: TensorHolder, last: TensorHolder, source: np.dtype[Any]) -> TensorHolder:
+    """``value``, NaN where the slice held one (its sorted ``last`` element is NaN)."""
+    if source.kind != "f":
+        return value
+    return value._op("SelectV2", _isnan(last), last.astype(value.dtype), value)
+
+
+def _nan_filled(anchor: TensorHolder, shape: Sequence[int], dtype: np.dtype[Any]) -> TensorHolder:
+    return anchor._operand(np.full(list(shape), np.nan, dtype))
+
+
+@_register("median")
+def _median(
+    anchor: TensorHolder,
+    a: Any,
+    axis: Any = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> TensorHolder:
+    x = _h(anchor, a)
+    rows, kept, keep_shape = _rows(x, axis, "median")
+    n = rows.shape[-1]
+    work, result = _mean_type(x.dtype)
+    if n == 0:
+        out = _nan_filled(x, kept, result)
+    else:
+        s = _sorted(rows, rows.ndim - 1)[0]
+        lo = _at(s, (n - 1) // 2).astype(work)
+        mid = lo if n % 2 else (lo + _at(s, n // 2).astype(work)) / 2
+        out = _nan_of(mid.astype(result), _at(s, n - 1), x.dtype)
+    return _reshape(out, keep_shape) if keepdims else out
+
+
+def _q_values(q: Any, percent: bool, what: str) -> tuple[np.ndarray, bool]:
+    """numpy's ``q`` (divided by 100 for percentile) and whether it promotes weakly (a
+    Python int or float)."""
+    if isinstance(q, TensorHolder):
+        raise GeValueError(f"np.{what} of a traced value needs q as a constant, got {q!r}")
+    weak = type(q) in (int, float)
+    values = np.asanyarray(q)
+    if values.dtype.kind not in "biuf":
+        raise GeTypeError(f"np.{what}: q must be real numbers, got {q!r}")
+    if percent:
+        values = np.true_divide(values, 100)
+    if not np.all((values >= 0) & (values <= 1)):
+        name, top = ("Percentiles", 100) if percent else ("Quantiles", 1)
+        raise GeValueError(f"np.{what}: {name} must be in the range [0, {top}], got {q!r}")
+    return values, weak
+
+
+def _neighbours(virtual: float, n: int) -> tuple[int, int]:
+    """numpy's ``_get_indexes`` for one virtual index (-1: the last element)."""
+    if virtual >= n - 1:
+        return -1, -1
+    if virtual < 0:
+        return 0, 0
+    below = math.floor(virtual)
+    return below, below + 1
+
+
+def _lerp(lo: TensorHolder, hi: TensorHolder, t: Any, upper: bool) -> TensorHolder:
+    """numpy's ``_lerp``: ``a + (b - a) * t``, or from ``t = 0.5`` ``b - (b - a) * (1 - t)``
+    in the first one's type."""
+    diff = hi - lo
+    result: TensorHolder = lo + diff * t
+    if upper:
+        result = (hi - diff * (1 - t)).astype(result.dtype)
+    return result
+
+
+def _quantile_at(s: TensorHolder, virtual: Any, weak: bool, n: int) -> TensorHolder:
+    """The quantile at ``virtual`` of the sorted last axis of ``s`` (``_quantile``'s steps)."""
+    if np.asarray(virtual).dtype.kind in "iu":  # an integer q: no interpolation
+        return _at(s, int(virtual) % n)
+    below, above = _neighbours(float(virtual), n)
+    gamma = np.asarray(virtual - below, np.float64)
+    t: Any = float(gamma) if weak else gamma
+    return _lerp(_at(s, below % n), _at(s, above % n), t, bool(gamma >= 0.5))
+
+
+def _quantile_rule(what: str, percent: bool) -> Rule:
+    def rule(
+        anchor: TensorHolder,
+        a: Any,
+        q: Any,
+        axis: Any = None,
+        overwrite_input: bool = False,
+        method: str = "linear",
+        keepdims: bool = False,
+    ) -> TensorHolder:
+        if method != "linear":
+            raise GeValueError(
+                f"np.{what} of a traced value supports method='linear', got {method!r}"
+            )
+        qs, weak = _q_values(q, percent, what)
+        x = _h(anchor, a)
+        rows, kept, keep_shape = _rows(x, axis, what)
+        n = rows.shape[-1]
+        if n == 0:
+            raise GeValueError(f"np.{what}: cannot take a quantile of an empty slice")
+        shape = keep_shape if keepdims else kept
+        s = _sorted(rows, rows.ndim - 1)[0]
+        virtual = np.asanyarray(n * qs + (1 + qs * (1 - 1 - 1)) - 1)  # numpy's, alpha=beta=1
+        parts = []
+        for v in virtual.reshape(-1):
+            part = _nan_of(_quantile_at(s, v, weak, n), _at(s, n - 1), x.dtype)
+            parts.append(_reshape(part, [1, *shape]))
+        if len(parts) == 1:
+            return _reshape(parts[0], [*qs.shape, *shape])
+        joined = parts[0]._op("ConcatV2", parts, parts[0]._ints([0]), attrs={"N": len(parts)})
+        return _reshape(joined, [*qs.shape, *shape])
+
+    return rule
+
+
+_register("quantile")(_quantile_rule("quantile", percent=False))
+_register("percentile")(_quantile_rule("percentile", percent=True))

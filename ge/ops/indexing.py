@@ -211,7 +211,7 @@ def _check_indices(op: str, indices: np.ndarray, dims: list[int], target: str) -
 def _flat_rows(indices: np.ndarray, dims: list[int]) -> np.ndarray:
     """Row-major positions of the indexed slices among ``prod(dims[:K])``."""
     depth = indices.shape[-1]
-    flat = indices.reshape(-1, depth)
+    flat = indices.reshape(math.prod(indices.shape[:-1]), depth)
     if depth == 0:
         return np.zeros(flat.shape[0], np.int64)
     rows: np.ndarray = np.ravel_multi_index(tuple(flat.T), tuple(dims[:depth]))
@@ -237,7 +237,7 @@ def _gather_nd_reference(ctx: ExecContext) -> list[Any]:
     lead = idx.shape[:-1]
     rows = x.reshape((math.prod(x.shape[:depth]), *x.shape[depth:]))
     picked = rows[_flat_rows(idx, list(x.shape))]
-    return [np.ascontiguousarray(picked.reshape((*lead, *x.shape[depth:])))]
+    return [picked.reshape((*lead, *x.shape[depth:]))]  # fancy indexing made a copy
 
 
 register_op_def(

@@ -1307,3 +1307,110 @@ def build(
     node = add_op_node(graph, op, ports, dict(attrs), name="op", output_counts=output_counts)
     graph.set_outputs([(node, i) for i in range(node.get_outputs_size())])
     return Built(graph, node, feeds, values)
+
+
+# ------------------------------------------------------------------------------ indexing ops --
+# ReverseV2, MirrorPad, GatherNd and the scatters (ge/ops/indexing.py), appended to the table.
+def _reverse_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    x, axis = xs
+    return np.flip(x, tuple(int(a) for a in np.asarray(axis).reshape(-1)))
+
+
+def _mirror_pad_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    x, pads = xs
+    if x.ndim == 0:
+        return x.copy()
+    pairs = np.asarray(pads, dtype=np.int64).reshape(x.ndim, 2)
+    return np.pad(x, pairs.tolist(), mode=at.get("mode", "REFLECT").lower())
+
+
+def _rows(indices: Any) -> list[tuple[int, ...]]:
+    idx = np.asarray(indices, dtype=np.int64)
+    return [tuple(r) for r in idx.reshape(math.prod(idx.shape[:-1]), idx.shape[-1]).tolist()]
+
+
+def _gather_nd_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    x, indices = xs
+    idx = np.asarray(indices)
+    depth = idx.shape[-1]
+    parts = [x[r] for r in _rows(idx)]
+    out = np.stack(parts) if parts else np.zeros((0, *x.shape[depth:]), x.dtype)
+    return out.reshape((*idx.shape[:-1], *x.shape[depth:]))
+
+
+def _scatter_ref(base: np.ndarray, indices: Any, updates: np.ndarray, add: bool) -> np.ndarray:
+    idx = np.asarray(indices)
+    y = wide(base).copy()
+    ups = wide(updates).reshape((math.prod(idx.shape[:-1]), *base.shape[idx.shape[-1] :]))
+    for r, row in enumerate(_rows(idx)):  # in index order: the last duplicate wins
+        y[row] = y[row] + ups[r] if add else ups[r]
+    return y.astype(base.dtype)
+
+
+_INDEXING_RECORDS = (
+    Record(
+        "ReverseV2",
+        _reverse_ref,
+        (
+            Variant("2d-both", (D(2, 3), K([0, 1]))),
+            Variant("neg-axis", (D(2, 3, 4), K([-1], "int64"))),
+            Variant("axis-scalar", (D(2, 3), K(1))),
+            Variant("scalar", (D(), K(np.zeros(0, np.int32)))),
+            Variant("empty", (D(0, 3), K([0, 1]))),
+            Variant("transposed", (D(3, 4, layout="T"), K([0]))),
+        ),
+    ),
+    Record(
+        "MirrorPad",
+        _mirror_pad_ref,
+        (
+            Variant("reflect", (D(3, 4), K([[1, 2], [2, 3]])), {"mode": "REFLECT"}),
+            Variant("symmetric", (D(3, 4), K([[3, 0], [4, 1]], "int64")), {"mode": "SYMMETRIC"}),
+            Variant("scalar", (D(), K(np.zeros((0, 2), np.int32))), {"mode": "REFLECT"}),
+            Variant("empty", (D(0, 3), K([[0, 0], [1, 1]])), {"mode": "SYMMETRIC"}),
+            Variant("strided", (D(2, 3, layout="S"), K([[1, 1], [2, 0]])), {"mode": "REFLECT"}),
+        ),
+    ),
+    Record(
+        "GatherNd",
+        _gather_nd_ref,
+        (
+            Variant("full-depth", (D(3, 4), V([[0, 1], [2, 3], [1, 0]], "int32"))),
+            Variant("slices", (D(3, 4, 2), V([[2], [0], [2]], "int64"))),
+            Variant("batched", (D(3, 4), V([[[0, 0], [1, 1]], [[2, 2], [0, 3]]], "int32"))),
+            Variant("scalar-out", (D(3, 4), V([1, 2], "int32"))),
+            Variant("depth-0", (D(2, 3), V(np.zeros((2, 0), np.int32), "int32"))),
+            Variant("empty", (D(3, 4), V(np.zeros((0, 2), np.int64), "int64"))),
+            Variant("transposed", (D(4, 3, layout="T"), V([[3, 2], [0, 0]], "int32"))),
+        ),
+    ),
+    Record(
+        "ScatterNd",
+        lambda xs, at: _scatter_ref(
+            np.zeros(np.asarray(xs[2]).reshape(-1).tolist(), xs[1].dtype), xs[0], xs[1], True
+        ),
+        (
+            Variant("duplicates", (V([[0], [0], [2]], "int32"), D(3, 2), K([4, 2]))),
+            Variant("full-depth", (V([[0, 1], [1, 1], [0, 1]], "int64"), D(3), K([2, 2]))),
+            Variant("empty", (V(np.zeros((0, 1), np.int32), "int32"), D(0, 2), K([3, 2]))),
+            Variant("strided", (V([[1], [0]], "int32"), D(2, 3, layout="S"), K([2, 3]))),
+        ),
+        dtype_input=1,
+    ),
+    *(
+        Record(
+            op,
+            lambda xs, at, add=add: _scatter_ref(xs[0], xs[1], xs[2], add),
+            (
+                Variant("duplicates", (D(3, 2), V([[0], [0], [2]], "int64"), D(3, 2))),
+                Variant("full-depth", (D(2, 3), V([[0, 1], [1, 2], [0, 1]], "int32"), D(3))),
+                Variant("empty", (D(3, 2), V(np.zeros((0, 1), np.int32), "int32"), D(0, 2))),
+                Variant("whole", (D(2, 2), V(np.zeros((2, 0), np.int32), "int32"), D(2, 2, 2))),
+                Variant("transposed", (D(3, 4, layout="T"), V([[2], [1]], "int32"), D(2, 4))),
+            ),
+        )
+        for op, add in (("TensorScatterUpdate", False), ("TensorScatterAdd", True))
+    ),
+)
+RECORDS = (*RECORDS, *_INDEXING_RECORDS)
+BY_OP.update({r.op: r for r in _INDEXING_RECORDS})

@@ -203,8 +203,9 @@ def _load(dtype: np.dtype[Any], expr: str) -> str:
     return f"{_HALF[dtype.name][0]}({expr})" if dtype.name in _HALF else expr
 
 
-def _scatter_source(dtype: np.dtype[Any], index_t: np.dtype[Any], add: bool, copy: bool) -> str:
-    """``y`` = zeros or ``x`` (``copy``), then each update row stored or added (``add``)."""
+def _scatter_source(dtype: np.dtype[Any], index_t: np.dtype[Any], add: bool) -> str:
+    """``y`` = zeros or ``x`` (argument ``copy``, so ScatterNd and TensorScatterAdd share a
+    kernel), then each update row stored or added (``add``)."""
     t = _np_name(dtype) if add else _UINT[dtype.itemsize]
     at = "out[off * inner + c]"
     update = "upd[r * inner + c]"
@@ -223,8 +224,9 @@ def _scatter_source(dtype: np.dtype[Any], index_t: np.dtype[Any], add: bool, cop
         "    row_begin = 0",
         "    row_stop = rows",
         *_CHECK,
+        "    copy = args[14]",
         "    for i in range(total):",
-        "        out[i] = base[i]" if copy else "        out[i] = 0",
+        "        out[i] = base[i] if copy != 0 else 0",
         "    for r in range(rows):",
         *_OFFSET,
         "        for c in range(inner):",
@@ -250,8 +252,9 @@ def _lower_scatter(add: bool, order: tuple[int, int, int]) -> Any:
         meta = _meta(ctx, list(y.shape), depth)
         buffers = [ctx.outputs[0], b_buf, i_buf, u_buf]
         counts = [max(_count(ctx.spec(b).shape), 1) for b in buffers] + [2 * depth + 1]
-        template = [0] * 5 + counts + [rows, depth, inner, _count(y.shape)]
-        source = _scatter_source(y.dtype, ind.dtype, add, base_at >= 0)
+        copy = 1 if base_at >= 0 else 0
+        template = [0] * 5 + counts + [rows, depth, inner, _count(y.shape), copy]
+        source = _scatter_source(y.dtype, ind.dtype, add)
         return [
             kernel_task(
                 ctx.node.name,

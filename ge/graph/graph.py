@@ -705,15 +705,25 @@ class Graph:
 
         return to_dot(self)
 
-    def _repr_svg_(self) -> str | None:  # Jupyter: a drawing when Graphviz is installed
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        """Jupyter: a drawing (``image/svg+xml``) when Graphviz is installed, else the
+        ``as_text()`` listing (``text/html``), never both (JupyterLab would pick the HTML)."""
+        from ge.graph._dot import to_mimebundle  # noqa: PLC0415
+
+        return to_mimebundle(self)
+
+    def _repr_svg_(self) -> str | None:
+        """The drawing as SVG; ``None`` without Graphviz (or for a graph too big to draw)."""
         from ge.graph._dot import to_svg  # noqa: PLC0415
 
         return to_svg(self)
 
-    def _repr_html_(self) -> str:  # Jupyter: the text listing otherwise
-        from ge.graph._dot import to_html  # noqa: PLC0415
+    def _repr_html_(self) -> str | None:
+        """The listing as HTML, ``None`` when the graph can be drawn: IPython adds every
+        ``_repr_*_`` that ``_repr_mimebundle_`` left out, and the HTML must not hide the SVG."""
+        from ge.graph._dot import can_draw, to_html  # noqa: PLC0415
 
-        return to_html(self)
+        return None if can_draw(self) else to_html(self)
 
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
         """The graph as text: GE's readable dump (kReadable), protobuf text (kTxt) or

@@ -1414,3 +1414,109 @@ _INDEXING_RECORDS = (
 )
 RECORDS = (*RECORDS, *_INDEXING_RECORDS)
 BY_OP.update({r.op: r for r in _INDEXING_RECORDS})
+
+
+# --- scans and sorts (ge.ops.sorting) ------------------------------------------------------------
+def _stable_order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """numpy's stable argsort of ``x`` (as float64 / int64) along ``axis``; descending sorts by
+    the negated rank of each group of equal keys (NaNs one group, the last), so ties keep
+    their input order and NaNs come first."""
+    keys = wide(x)
+    ascending = np.argsort(keys, axis=axis, kind="stable")
+    if not descending:
+        return ascending
+    ranked = np.moveaxis(np.take_along_axis(keys, ascending, axis), axis, -1)
+    same = (ranked[..., 1:] == ranked[..., :-1]) | (
+        np.isnan(ranked[..., 1:].astype(np.float64)) & np.isnan(ranked[..., :-1].astype(np.float64))
+    )
+    starts = np.concatenate(
+        [np.ones((*same.shape[:-1], min(ranked.shape[-1], 1)), bool), ~same], -1
+    )
+    group = np.empty(ascending.shape, np.int64)
+    np.put_along_axis(group, ascending, np.moveaxis(np.cumsum(starts, -1), -1, axis), axis)
+    return np.argsort(-group, axis=axis, kind="stable")
+
+
+def _scan_case_ref(prod: bool) -> Ref:
+    def ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+        x, axis = xs[0], int(np.asarray(xs[1]).reshape(-1)[0])
+        line = wide(x).reshape(x.shape or (1,))
+        axis %= line.ndim
+        if at.get("reverse"):
+            line = np.flip(line, axis)
+        y = (np.cumprod if prod else np.cumsum)(line, axis=axis)
+        if at.get("exclusive"):
+            head = np.full_like(y[(slice(None),) * axis + (slice(0, 1),)], 1 if prod else 0)
+            y = np.concatenate([head, y[(slice(None),) * axis + (slice(0, -1),)]], axis)
+        if at.get("reverse"):
+            y = np.flip(y, axis)
+        return y.reshape(x.shape).astype(x.dtype)
+
+    return ref
+
+
+def _sort_case_ref(xs: list[Any], at: dict[str, Any]) -> list[np.ndarray]:
+    x = xs[0]
+    line = x.reshape(x.shape or (1,))
+    axis = int(at.get("axis", -1)) % line.ndim
+    order = _stable_order(line, axis, bool(at.get("descending", False)))
+    values = np.take_along_axis(line, order, axis).reshape(x.shape)
+    return [values, order.astype(np.int32).reshape(x.shape)]
+
+
+def _topk_case_ref(xs: list[Any], at: dict[str, Any]) -> list[np.ndarray]:
+    x, k = xs[0], int(np.asarray(xs[1]).reshape(-1)[0])
+    dim = int(at.get("dim", -1)) % x.ndim
+    order = _stable_order(x, dim, bool(at.get("largest", True)))
+    order = order[(slice(None),) * dim + (slice(0, k),)]
+    return [np.take_along_axis(x, order, dim), order.astype(np.int32)]
+
+
+def _scan_case_variants(gen: Gen) -> tuple[Variant, ...]:
+    return (
+        Variant("axis1", (D(2, 3, 4, gen=gen), K(1))),
+        Variant("neg-axis-int64", (D(2, 3, 4, gen=gen), K([-1], "int64"))),
+        Variant("exclusive", (D(3, 5, gen=gen), K(1)), {"exclusive": True}),
+        Variant("reverse", (D(3, 5, gen=gen), K(0)), {"reverse": True}),
+        Variant("excl-rev", (D(4, 3, gen=gen), K(-2)), {"exclusive": True, "reverse": True}),
+        Variant("scalar", (D(gen=gen), K(0))),
+        Variant("scalar-exclusive", (D(gen=gen), K(-1)), {"exclusive": True}),
+        Variant("empty", (D(0, 3, gen=gen), K(0)), {"exclusive": True}),
+        Variant("empty-axis", (D(2, 0, gen=gen), K(1))),
+        Variant("transposed", (D(3, 4, gen=gen, layout="T"), K(0))),
+    )
+
+
+_TIES = ints(-3, 3)
+_SORTING_RECORDS = [
+    Record("Cumsum", _scan_case_ref(prod=False), _scan_case_variants(NORMAL)),
+    Record("Cumprod", _scan_case_ref(prod=True), _scan_case_variants(ints(-2, 2))),
+    Record(
+        "Sort",
+        _sort_case_ref,
+        (
+            Variant("last", (D(3, 5, gen=_TIES),)),
+            Variant("axis0-desc", (D(5, 2, 3, gen=_TIES),), {"axis": 0, "descending": True}),
+            Variant("neg-axis", (D(2, 6, 2, gen=_TIES),), {"axis": -2}),
+            Variant("scalar", (D(),)),
+            Variant("empty", (D(0, 3),), {"descending": True}),
+            Variant("strided", (D(2, 6, gen=_TIES, layout="S"),)),
+            Variant("transposed", (D(4, 3, gen=_TIES, layout="T"),), {"axis": 0}),
+        ),
+    ),
+    Record(
+        "TopKV2",
+        _topk_case_ref,
+        (
+            Variant("k2", (D(3, 5, gen=_TIES), K(2))),
+            Variant("dim0-smallest", (D(4, 3, gen=_TIES), K(3)), {"dim": 0, "largest": False}),
+            Variant("k-all-int64", (D(2, 6, gen=_TIES), K([6], "int64"))),
+            Variant("k0", (D(2, 4), K(0))),
+            Variant("empty-rows", (D(0, 4), K(2))),
+            Variant("unsorted", (D(5, gen=_TIES), K(3)), {"sorted": False}),
+            Variant("transposed", (D(3, 4, gen=_TIES, layout="T"), K(4))),
+        ),
+    ),
+]
+RECORDS = (*RECORDS, *_SORTING_RECORDS)
+BY_OP.update({r.op: r for r in _SORTING_RECORDS})

@@ -42,9 +42,12 @@ from ge.graph.types import DataType
 from ge.ops.registry import find_op
 
 __all__ = [
+    "as_dtype",
     "binary",
+    "check_precision",
     "concat_dtype",
     "floor_divmod",
+    "holder",
     "is_ufunc",
     "key",
     "loop_dtypes",
@@ -116,7 +119,28 @@ def _as(anchor: TensorHolder, value: Any, dtype: np.dtype[Any]) -> TensorHolder:
     return typed_const(anchor._builder, value, data_type_from_numpy(dtype))
 
 
+as_dtype = _as
+
+
+def holder(anchor: TensorHolder, value: Any) -> TensorHolder:
+    """``value`` as a holder of ``anchor``'s graph (a constant of numpy's dtype for it)."""
+    if isinstance(value, TensorHolder):
+        return anchor._operand(value)
+    return anchor._operand(as_array(value))
+
+
 _FLOOR_OPS = {"floor_divide": "FloorDiv", "remainder": "FloorMod"}
+# ufuncs whose result is a step of the dtype's precision: no wider compute type will do
+_EXACT_PRECISION = frozenset({"nextafter", "spacing"})
+
+
+def check_precision(ufunc: str, dtype: np.dtype[Any]) -> None:
+    """Refuse half types for a precision-step ufunc (their compute type is float32)."""
+    if ufunc in _EXACT_PRECISION and dtype.itemsize < 4:
+        raise GeTypeError(
+            f"np.{ufunc} of a traced {dtype} value is not supported: the step is one of "
+            f"{dtype}'s precision, and {dtype} values are computed in float32; cast to float32"
+        )
 
 
 @functools.cache
@@ -177,6 +201,7 @@ def binary(anchor: TensorHolder, ufunc: str, op_type: str, a: Any, b: Any) -> Te
         raise GeValueError("Integers to negative integer powers are not allowed.")
     if ufunc in _FLOOR_OPS:
         op_type = _FLOOR_OPS[ufunc]
+    check_precision(ufunc, dtypes[0])
     return _build(anchor, op_type, (a, b), dtypes)
 
 

@@ -436,6 +436,12 @@ class TensorHolder:
     def __getitem__(self, key: Any) -> TensorHolder:
         return _index(self, key if isinstance(key, tuple) else (key,))
 
+    def item(self, *args: Any) -> NoReturn:
+        self._concrete("item()")
+
+    def tolist(self) -> NoReturn:
+        self._concrete("tolist()")
+
     # --- in-place updates, inside ge.jit only (ge.es._inplace) -----------------------------------
     def _rebind(self, value: TensorHolder) -> None:
         """Make this holder stand for ``value`` (an in-place update, built functionally)."""
@@ -488,8 +494,12 @@ class TensorHolder:
 
     # --- numpy protocols -------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method != "__call__":  # .outer/.reduce/.accumulate, inside ge.jit
+            if not innermost(self, *inputs)._builder._numpy_semantics:
+                return NotImplemented
+            return _numpy_ufuncs.ufunc_method(self, ufunc, method, inputs, kwargs)
         rule = _ufunc_rule(ufunc.__name__)
-        if method != "__call__" or rule is None or kwargs:
+        if rule is None or kwargs:
             return NotImplemented
         return rule(self, *inputs)
 
@@ -498,6 +508,55 @@ class TensorHolder:
         if rule is None:
             return NotImplemented
         return rule(self, *args, **kwargs)
+
+
+def _forward(name: str, function: str | None = None) -> Callable[..., Any]:
+    """ndarray's method ``name``: ``np.<function>(self, ...)`` through the numpy tables (a
+    function with no rule yet raises ``GeTypeError`` naming it)."""
+    target = function or name
+
+    def method(self: TensorHolder, *args: Any, **kwargs: Any) -> Any:
+        func = getattr(np, target)
+        if not isinstance(func, np.ufunc) and target not in _FUNCTIONS:
+            raise GeTypeError(
+                f"{name}() of {self!r}: np.{target} has no rule for traced values (not "
+                f"supported yet)"
+            )
+        return func(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"numpy's ``ndarray.{name}``: ``np.{target}(self, ...)``."
+    return method
+
+
+# ndarray methods a numpy user expects, each the numpy function of that name on the holder
+for _name in (
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "sort",
+    "argsort",
+    "nonzero",
+    "ptp",
+    "round",
+    "clip",
+    "conj",
+    "conjugate",
+    "dot",
+    "trace",
+    "diagonal",
+    "repeat",
+    "squeeze",
+    "swapaxes",
+    "take",
+    "var",
+    "std",
+    "all",
+    "any",
+    "ravel",
+):
+    setattr(TensorHolder, _name, _forward(_name))
+TensorHolder.flatten = _forward("flatten", "ravel")  # type: ignore[attr-defined]
 
 
 def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -887,10 +946,18 @@ _REDUCE_OPS = {
 }
 
 # they build on TensorHolder, above
-from ge.es import _inplace, _numpy_api, _numpy_rules, _numpy_sorting  # noqa: E402
+from ge.es import (  # noqa: E402
+    _inplace,
+    _numpy_api,
+    _numpy_rules,
+    _numpy_sorting,
+    _numpy_ufuncs,
+)
 
-for _family in (_numpy_api, _numpy_sorting):
+for _family in (_numpy_api, _numpy_sorting, _numpy_ufuncs):
     for _fname, _frule in _family.FUNCTIONS.items():
         _FUNCTIONS.setdefault(_fname, _frule)
+for _uname, _urule in _numpy_ufuncs.UFUNCS.items():
+    _UFUNCS.setdefault(_uname, _urule)
 
 _inplace.install(_FUNCTIONS)

@@ -196,6 +196,7 @@ _UNARY = (
     _Unary("Exp2", np.exp2, _FLOAT_FN, "np.exp2(a)", "exp2"),
     _Unary("Round", np.rint, _FLOAT_FN, "np.rint(a)", "rint"),  # half to even, as GE's Round
     _Unary("Trunc", np.trunc, _FLOAT_FN, "np.trunc(a)", "trunc"),
+    _Unary("Cbrt", np.cbrt, _FLOAT_FN, "np.cbrt(a)", "cbrt"),  # TF has none: numpy's name
     _Unary("IsNan", np.isnan, _FLOAT_FN, "a != a", "isnan", out_type=_D.DT_BOOL),
     _Unary("IsInf", np.isinf, _FLOAT_FN, "math.isinf(a)", "isinf", out_type=_D.DT_BOOL),
     _Unary("IsFinite", np.isfinite, _FLOAT_FN, "math.isfinite(a)", "isfinite", out_type=_D.DT_BOOL),
@@ -339,6 +340,18 @@ _BINARY = (
     _Binary("BitwiseAnd", np.bitwise_and, _BITS, "a & b", "bitwise_and", commutative=True),
     _Binary("BitwiseOr", np.bitwise_or, _BITS, "a | b", "bitwise_or", commutative=True),
     _Binary("BitwiseXor", np.bitwise_xor, _BITS, "a ^ b", "bitwise_xor", commutative=True),
+    # numpy's gcd/lcm (TF/GE have none: numpy's names; the results are non-negative and
+    # wrap as numpy's do for the most negative value) and TF's NextAfter (float32/float64:
+    # a float16 nextafter is a half-precision step, which a float32 compute type cannot give)
+    _Binary("Gcd", np.gcd, rules.INTS, "np.gcd(a, b)", "gcd", commutative=True),
+    _Binary("Lcm", np.lcm, rules.INTS, "np.lcm(a, b)", "lcm", commutative=True),
+    _Binary(
+        "NextAfter",
+        np.nextafter,
+        frozenset({_D.DT_FLOAT, _D.DT_DOUBLE}),
+        ScalarBody(lambda attrs, arity, compute: f"next_after_f{compute.itemsize * 8}(a, b)"),
+        "nextafter",
+    ),
     # numpy: a shift by the width or more (or a negative shift) gives 0, or -1 for a negative
     # value shifted right
     _Binary(

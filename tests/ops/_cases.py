@@ -349,6 +349,7 @@ _UNARY_RECORDS = [
     _unary("Exp2", np.exp2, normal(2.0)),
     _unary("Round", np.rint, normal(3.0)),
     _unary("Trunc", np.trunc, normal(3.0)),
+    _unary("Cbrt", np.cbrt, normal(3.0)),
     *(
         Record(op, lambda xs, at, fn=fn: np.asarray(fn(f64(xs[0]))), unary_variants())
         for op, fn in (("IsNan", np.isnan), ("IsInf", np.isinf), ("IsFinite", np.isfinite))
@@ -441,6 +442,10 @@ _BINARY_RECORDS = [
     Record("BitwiseAnd", arith(np.bitwise_and, np.logical_and), binary_variants()),
     Record("BitwiseOr", arith(np.bitwise_or, np.logical_or), binary_variants()),
     Record("BitwiseXor", arith(np.bitwise_xor, np.logical_xor), binary_variants()),
+    Record("Gcd", arith(np.gcd), binary_variants()),
+    Record("Lcm", arith(np.lcm), binary_variants()),
+    # in the inputs' own type: a float64 step rounded to float32 would be no step
+    Record("NextAfter", lambda xs, at: np.nextafter(xs[0], xs[1]), binary_variants()),
     Record("LeftShift", arith(np.left_shift), binary_variants(NORMAL, ints(0, 3))),
     Record("RightShift", arith(np.right_shift), binary_variants(NORMAL, ints(0, 3))),
 ]

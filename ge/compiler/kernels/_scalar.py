@@ -46,6 +46,26 @@ def bits_f32(typingctx: Any, x: Any) -> Any:
     return nt.float32(nt.uint32), codegen
 
 
+@intrinsic  # type: ignore[untyped-decorator]
+def f64_bits(typingctx: Any, x: Any) -> Any:
+    """The IEEE bits of a float64, as uint64."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return nt.uint64(nt.float64), codegen
+
+
+@intrinsic  # type: ignore[untyped-decorator]
+def bits_f64(typingctx: Any, x: Any) -> Any:
+    """The float64 whose IEEE bits are the given uint64."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return nt.float64(nt.uint64), codegen
+
+
 @numba.njit(inline="always")  # type: ignore[untyped-decorator]
 def f16_to_f32(bits: int) -> Any:
     b = np.uint32(bits)
@@ -206,6 +226,37 @@ def right_shift(a: int, b: int, bits: int) -> int:
     return a >> b
 
 
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def next_after_f32(a: float, b: float) -> Any:
+    """numpy's ``nextafter`` of float32 values: the next float32 after ``a`` toward ``b``
+    (bit arithmetic; Numba's own calls a runtime helper a standalone kernel cannot carry)."""
+    x, y = np.float32(a), np.float32(b)
+    if math.isnan(x) or math.isnan(y):
+        return x + y
+    if x == y:
+        return y
+    if x == 0:
+        return np.float32(math.copysign(bits_f32(np.uint32(1)), y))
+    bits = f32_bits(x)
+    bits = bits + np.uint32(1) if (y > x) == (x > 0) else bits - np.uint32(1)
+    return bits_f32(bits)
+
+
+@numba.njit(inline="always")  # type: ignore[untyped-decorator]
+def next_after_f64(a: float, b: float) -> Any:
+    """numpy's ``nextafter`` of float64 values (see ``next_after_f32``)."""
+    x, y = np.float64(a), np.float64(b)
+    if math.isnan(x) or math.isnan(y):
+        return x + y
+    if x == y:
+        return y
+    if x == 0:
+        return math.copysign(bits_f64(np.uint64(1)), y)
+    bits = f64_bits(x)
+    bits = bits + np.uint64(1) if (y > x) == (x > 0) else bits - np.uint64(1)
+    return bits_f64(bits)
+
+
 # Row reductions of float32 that LLVM vectorises. The sum is its own function so its fast-math
 # flags cover its loop alone: it may reassociate (a float64 sum of float32 values, in the
 # order of the row's vector lanes). Max/min compare the floats' bits as ordered integers and
@@ -364,6 +415,8 @@ HELPERS = {
     "int_fmod": int_fmod,
     "floor_div_f": floor_div_f,
     "floor_mod_f": floor_mod_f,
+    "next_after_f32": next_after_f32,
+    "next_after_f64": next_after_f64,
     "left_shift": left_shift,
     "right_shift": right_shift,
     "stack_tile": stack_tile,

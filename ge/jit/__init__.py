@@ -61,15 +61,20 @@ from typing import Any
 
 from ge.jit._control import cond, fori_loop, while_loop
 from ge.jit._function import CacheInfo, JitFunction, Lowered, logger
+from ge.jit._support import NotSupportedError, SupportRow, SupportTable, numpy_support
 
 __all__ = [
     "CacheInfo",
     "JitFunction",
     "Lowered",
+    "NotSupportedError",
+    "SupportRow",
+    "SupportTable",
     "cond",
     "fori_loop",
     "jit",
     "logger",
+    "numpy_support",
     "wait_for_compiles",
     "while_loop",
 ]

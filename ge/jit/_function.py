@@ -60,6 +60,7 @@ from ge.jit._args import (
 )
 from ge.jit._explain import explain_level
 from ge.jit._pytree import TreeDef, data_names, flatten, paths, unflatten
+from ge.jit._support import rewrite
 from ge.options import Options, current_options, using_options
 from ge.passes.registry import generation as pass_generation
 from ge.passes.registry import get_registered_passes
@@ -659,7 +660,13 @@ class JitFunction:
             if isinstance(h, TensorHolder)
         ]
         call_args, call_kwargs = self._rebuild(signature, holders, args, kwargs)
-        result = self._fun(*call_args, **call_kwargs)
+        try:
+            result = self._fun(*call_args, **call_kwargs)
+        except (TypeError, AttributeError) as error:
+            unsupported = rewrite(error)
+            if unsupported is None:
+                raise
+            raise unsupported.with_traceback(error.__traceback__) from None
         out_leaves, out_tree = flatten(result)
         outputs: list[TensorHolder] = []
         consts: dict[int, Any] = {}

@@ -13,37 +13,101 @@ neither the compiler, the op registry nor Numba imported.
     >>> runtime.free(block)
 """
 
-from ge.allocator import MemBlock
-from ge.runtime.kernel import (
-    DeviceRange,
-    KernelBinary,
-    KernelFunction,
-    compile_kernel,
-    kernel_array,
-    launch_kernel,
-    load_kernel_binary,
-)
-from ge.runtime.memory import (
-    device_view,
-    free,
-    live_allocations,
-    live_bytes,
-    malloc,
-    memcpy_d2d,
-    memcpy_d2h,
-    memcpy_h2d,
-)
-from ge.runtime.model import Model, ModelFormatError, ModelGraph, load_model
-from ge.runtime.stream import Event, Stream, resolve_stream
-from ge.runtime.types import (
-    ExpandDimsType,
-    Shape,
-    StorageFormat,
-    StorageShape,
-    Tensor,
-    TensorDesc,
-    TensorPlacement,
-)
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ge.allocator import MemBlock
+    from ge.runtime.kernel import (
+        DeviceRange,
+        KernelBinary,
+        KernelFunction,
+        compile_kernel,
+        kernel_array,
+        launch_kernel,
+        load_kernel_binary,
+    )
+    from ge.runtime.memory import (
+        device_view,
+        free,
+        live_allocations,
+        live_bytes,
+        malloc,
+        memcpy_d2d,
+        memcpy_d2h,
+        memcpy_h2d,
+    )
+    from ge.runtime.model import Model, ModelFormatError, ModelGraph, load_model
+    from ge.runtime.stream import Event, Stream, resolve_stream
+    from ge.runtime.types import (
+        ExpandDimsType,
+        Shape,
+        StorageFormat,
+        StorageShape,
+        Tensor,
+        TensorDesc,
+        TensorPlacement,
+    )
+
+# Each name is imported from its module on first use, so that loading and running a model
+# (``load_model``) imports neither the IR (``ge.graph``, which the runtime tensor views use)
+# nor anything else a model does not need: a fresh process that only runs models starts faster.
+_WHERE = {
+    "MemBlock": "ge.allocator",
+    **dict.fromkeys(
+        (
+            "DeviceRange",
+            "KernelBinary",
+            "KernelFunction",
+            "compile_kernel",
+            "kernel_array",
+            "launch_kernel",
+            "load_kernel_binary",
+        ),
+        "ge.runtime.kernel",
+    ),
+    **dict.fromkeys(
+        (
+            "device_view",
+            "free",
+            "live_allocations",
+            "live_bytes",
+            "malloc",
+            "memcpy_d2d",
+            "memcpy_d2h",
+            "memcpy_h2d",
+        ),
+        "ge.runtime.memory",
+    ),
+    **dict.fromkeys(("Model", "ModelFormatError", "ModelGraph", "load_model"), "ge.runtime.model"),
+    **dict.fromkeys(("Event", "Stream", "resolve_stream"), "ge.runtime.stream"),
+    **dict.fromkeys(
+        (
+            "ExpandDimsType",
+            "Shape",
+            "StorageFormat",
+            "StorageShape",
+            "Tensor",
+            "TensorDesc",
+            "TensorPlacement",
+        ),
+        "ge.runtime.types",
+    ),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ge.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DeviceRange",

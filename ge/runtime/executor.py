@@ -330,6 +330,17 @@ class ResultBlocks:
                 pass
         return _Slot(self, nbytes)
 
+    def clear(self) -> None:
+        """Give every spare block back to device memory (results still alive keep theirs)."""
+        spare, self._spare = self._spare, {}
+        for slots in spare.values():
+            for slot in slots:
+                memory.free(slot.block)
+
+    def spare_bytes(self) -> int:
+        """Bytes of device memory held by spare blocks (counted in ``live_bytes``)."""
+        return sum(slot.nbytes for slots in list(self._spare.values()) for slot in list(slots))
+
     def give(self, slot: _Slot) -> None:
         spare = self._spare.setdefault(slot.nbytes, [])
         if len(spare) < _SPARE_PER_SIZE:

@@ -490,8 +490,9 @@ def test_case_runs_the_indexed_branch_and_the_last_out_of_range(tmp_path: Path) 
 
 def test_control_flow_in_a_bundle() -> None:
     model = runtime.load_model(
-        oc.bundle_build_model([GraphWithOptions(small_graph()), GraphWithOptions(_while_graph())])
-        .get_bytes()
+        oc.bundle_build_model(
+            [GraphWithOptions(small_graph()), GraphWithOptions(_while_graph())]
+        ).get_bytes()
     )
     assert float(model.graph("while_graph").execute([np.array(3, np.int32)])[0]) == 8.0
     assert_same(model.graph("g").execute([f32(2, 3)]), [np.exp(f32(2, 3)) * 2.0 + 1.0])
@@ -799,6 +800,8 @@ _RUN_IN_FRESH_PROCESS = textwrap.dedent(
     assert "ge.offline_compile" not in sys.modules, "ge.offline_compile was imported"
     assert "ge.ops" not in sys.modules, "ge.ops was imported"
     assert "ge.custom_op" not in sys.modules, "ge.custom_op was imported"
+    assert "ge.graph" not in sys.modules, "ge.graph was imported"  # the IR: descs only
+    assert [d.shape.origin_shape.dims for d in model.input_descs] == [[4, 3], [3]]
     """
 )
 

@@ -17,8 +17,12 @@ Decisions:
   constant index per element of ``x``) and merged with ``SelectV2`` over a constant mask. With
   repeated integer indices the last write wins, as numpy does. A *traced* boolean mask
   (``x[x > 0] = 0``) takes a scalar or size-1 ``v`` (its selection's size is only known at run
-  time), built as one ``SelectV2``; an integer-array key that is a traced value is not
-  supported (``GeTypeError``).
+  time), built as one ``SelectV2``. A key holding a *traced* integer array (``x[idx] = v``,
+  ``x[i, idx] = v``, mixed with ints, slices and ``...``, numpy's placement of the broadcast
+  dims) becomes one ``TensorScatterUpdate`` at the coordinates ``ge.es._advanced_index``
+  builds; with duplicate indices the last write wins, as numpy does, and ``x[idx] += v``
+  (a gather, an add, a scatter) applies once per distinct index, as in numpy. An index out of
+  range is a ``GeError`` from TensorScatterUpdate naming the value when the graph runs.
 * Views: a holder made by basic slicing (a ``StridedSlice`` output) is a view in numpy, and a
   write into it would change its base there. That is not propagated here, so ``y = x[0:2];
   y[:] = 1`` raises a ``GeTypeError`` (copy first: ``np.copy(x[0:2])``) rather than silently
@@ -105,11 +109,13 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
         if len(items) == 1 and traced[0].dtype == np.bool_:
             _masked(x, traced[0], v)
             return
-        raise GeTypeError(
-            "assignment with a traced index supports one boolean mask (x[mask] = v); "
-            "ints, slices, ..., None, constant integer arrays and constant boolean masks "
-            f"are supported, got {key!r}"
-        )
+        if any(t.dtype == np.bool_ for t in traced):
+            raise GeTypeError(
+                "assignment with a traced boolean mask takes the mask alone (x[mask] = v), "
+                f"got {key!r}"
+            )
+        _scattered(x, key, v)
+        return
     shape = _static_shape(x, "assignment into")
     positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
     try:
@@ -119,23 +125,10 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
     except (TypeError, ValueError) as e:
         raise GeTypeError(f"unsupported index {key!r} for assignment into {x!r}: {e}") from None
     selected = np.asarray(selected)
-    value = _value(x, v)
-    vshape = _static_shape(value, "the assigned value")
-    while len(vshape) > selected.ndim and vshape[0] == 1:  # numpy drops leading 1-dims
-        vshape = vshape[1:]
-        value = value.reshape(list(vshape))
-    try:
-        np.broadcast_to(np.empty(vshape, dtype=np.bool_), selected.shape)
-    except ValueError:
-        raise GeValueError(
-            f"could not broadcast input array from shape {vshape} into shape {selected.shape}"
-        ) from None
-    if selected.size == 0:
+    fitted = _fit(_value(x, v), selected.shape)
+    if fitted is None:
         return
-    flat = value
-    if vshape != selected.shape:
-        flat = value._op("BroadcastTo", value, value._ints(list(selected.shape)))
-    flat = flat.reshape(-1) if flat.ndim != 1 else flat
+    flat = fitted.reshape(-1) if fitted.ndim != 1 else fitted
     source = np.full(positions.size, -1, dtype=np.int64)
     source[selected.reshape(-1)] = np.arange(selected.size, dtype=np.int64)  # last write wins
     gathered = x._op(
@@ -147,6 +140,39 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
         mask = x._operand((source >= 0).reshape(shape))
         result = x._op("SelectV2", mask, gathered, x)
     x._rebind(result)
+
+
+def _fit(value: TensorHolder, shape: tuple[int, ...]) -> TensorHolder | None:
+    """``value`` broadcast to ``shape`` as numpy's setitem does (leading 1-dims of ``value``
+    dropped; numpy's ``could not broadcast`` error otherwise); ``None`` for an empty
+    ``shape`` (nothing to write)."""
+    vshape = _static_shape(value, "the assigned value")
+    while len(vshape) > len(shape) and vshape[0] == 1:  # numpy drops leading 1-dims
+        vshape = vshape[1:]
+        value = value.reshape(list(vshape))
+    try:
+        np.broadcast_to(np.empty(vshape, dtype=np.bool_), shape)
+    except ValueError:
+        raise GeValueError(
+            f"could not broadcast input array from shape {vshape} into shape {shape}"
+        ) from None
+    if 0 in shape:
+        return None
+    if vshape != shape:
+        value = value._op("BroadcastTo", value, value._ints(list(shape)))
+    return value
+
+
+def _scattered(x: TensorHolder, key: Any, v: Any) -> None:
+    """``x[key] = v`` with a traced integer index array in ``key``: ``TensorScatterUpdate`` at
+    the coordinates it selects (``ge.es._advanced_index``; duplicates: the last write wins)."""
+    from ge.es._advanced_index import coordinates  # noqa: PLC0415
+
+    _static_shape(x, "assignment into")
+    coords = coordinates(x, key)
+    value = _fit(_value(x, v), tuple(coords.shape[:-1]))
+    if value is not None:
+        x._rebind(x._op("TensorScatterUpdate", x, coords, value))
 
 
 def _masked(x: TensorHolder, mask: TensorHolder, v: Any) -> None:

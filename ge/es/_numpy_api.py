@@ -13,13 +13,18 @@ graph cannot follow it:
 - Shapes must be known at trace time (every rule reads ``holder.shape``); functions whose
   output size depends on values (``np.where(cond)``, ``np.nonzero``, ``np.unique``) raise
   ``GeValueError`` saying so.
-- ``flip``/``roll``/``split`` build ``StridedSlice``/``ConcatV2``; ``diagonal``/``take`` build
-  ``GatherV2`` with constant indices; ``triu``/``tril`` a constant mask and ``SelectV2``;
+- ``flip`` builds ``ReverseV2`` (one node); ``roll``/``split`` build ``StridedSlice``/
+  ``ConcatV2``; ``diagonal``/``take`` build ``GatherV2`` with constant indices;
+  ``triu``/``tril`` a constant mask and ``SelectV2``;
   ``einsum`` broadcasts every operand to one axis order, multiplies and ``ReduceSum``s (no
   contraction-order optimisation, so large contractions use more memory than numpy's).
 - ``np.linalg.norm`` (dispatched by its ``__name__`` ``"norm"``) supports ``ord`` None, 'fro',
   1, 2 (vectors only), inf, -inf; a matrix ``ord=2``/'nuc' needs an SVD and raises.
-- ``pad`` supports ``mode='constant'`` (with ``constant_values``) and ``'edge'``.
+- ``pad`` supports ``mode='constant'`` (with ``constant_values``), ``'edge'``, ``'reflect'`` and
+  ``'symmetric'`` (``reflect_type='even'``; ``MirrorPad`` where every pad fits one reflection,
+  else per-axis ``GatherV2`` of the positions numpy's ``np.pad`` picks, so pads larger than
+  the axis repeat the reflection exactly as numpy does) and ``'wrap'`` (slices joined by
+  ``ConcatV2`` within one period, the gather beyond).
 - ``empty_like`` gives zeros (a graph has no uninitialised memory).
 """
 
@@ -189,8 +194,7 @@ def _flip(anchor: TensorHolder, m: Any, axis: Any = None) -> TensorHolder:
     axes = _axes(axis, x.ndim, "flip")
     if not axes:
         return x
-    key = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))
-    return _index(x, key)
+    return x._op("ReverseV2", x, x._ints(axes))
 
 
 @_register("fliplr")
@@ -352,31 +356,76 @@ def _pad(
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     if (widths < 0).any():
         raise GeValueError(f"np.pad: pad_width may not be negative, got {pad_width!r}")
-    extra = set(kwargs) - ({"constant_values"} if mode == "constant" else set())
+    extra = set(kwargs) - _PAD_KEYWORDS.get(mode, frozenset())
     if extra:
         raise GeTypeError(
             f"np.pad of a traced value with mode={mode!r} does not take {sorted(extra)}"
         )
     if mode == "constant":
-        value = kwargs.get("constant_values", 0)
-        if np.ndim(value) != 0:
-            raise GeValueError("np.pad of a traced value supports a scalar constant_values only")
-        y = x._op("Pad", x, x._operand(np.ascontiguousarray(widths)))
-        if value == 0:
-            return y
-        mask = x._op("Pad", x._op("OnesLike", x) > 0, x._operand(np.ascontiguousarray(widths)))
-        fill = np.asarray(value).astype(x.dtype)
-        return mask._op("SelectV2", mask, y, y._operand(fill))
-    if mode == "edge":
-        shape = _known(x, "pad")
-        for n, (lo, hi) in enumerate(widths.tolist()):
-            if (lo or hi) and shape[n] == 0:
-                raise GeValueError("np.pad: can't extend an empty axis using mode 'edge'")
-            idx = np.concatenate([np.zeros(lo), np.arange(shape[n]), np.full(hi, shape[n] - 1)])
-            if lo or hi:
-                x = _gather(x, idx.astype(np.int64), n)
-        return x
-    raise GeValueError(f"np.pad of a traced value supports mode 'constant' or 'edge', got {mode!r}")
+        return _pad_constant(x, widths, kwargs.get("constant_values", 0))
+    if mode not in _PAD_MODES:
+        raise GeValueError(
+            f"np.pad of a traced value supports mode 'constant', 'edge', 'reflect', "
+            f"'symmetric' or 'wrap', got {mode!r}"
+        )
+    if kwargs.get("reflect_type", "even") != "even":
+        raise GeValueError(
+            f"np.pad of a traced value supports reflect_type='even' only, got "
+            f"{kwargs['reflect_type']!r}"
+        )
+    shape = _known(x, "pad")
+    pairs = [(int(lo), int(hi)) for lo, hi in widths.tolist()]
+    for n, (lo, hi) in enumerate(pairs):
+        if (lo or hi) and shape[n] == 0:
+            raise GeValueError(
+                f"np.pad: can't extend empty axis {n} using modes other than 'constant' or 'empty'"
+            )
+    slack = _MIRROR_SLACK.get(mode)
+    if slack is not None and all(max(p) <= d - slack for d, p in zip(shape, pairs, strict=True)):
+        if not any(lo or hi for lo, hi in pairs):
+            return x
+        return x._op(
+            "MirrorPad", x, x._operand(np.asarray(pairs, np.int64)), attrs={"mode": mode.upper()}
+        )
+    for n, (lo, hi) in enumerate(pairs):
+        if lo or hi:
+            x = _pad_axis(x, n, shape[n], lo, hi, mode)
+    return x
+
+
+def _pad_constant(x: TensorHolder, widths: np.ndarray, value: Any) -> TensorHolder:
+    if np.ndim(value) != 0:
+        raise GeValueError("np.pad of a traced value supports a scalar constant_values only")
+    y = x._op("Pad", x, x._operand(np.ascontiguousarray(widths)))
+    if value == 0:
+        return y
+    mask = x._op("Pad", x._op("OnesLike", x) > 0, x._operand(np.ascontiguousarray(widths)))
+    fill = np.asarray(value).astype(x.dtype)
+    return mask._op("SelectV2", mask, y, y._operand(fill))
+
+
+_PAD_KEYWORDS = {
+    "constant": frozenset({"constant_values"}),
+    "reflect": frozenset({"reflect_type"}),
+    "symmetric": frozenset({"reflect_type"}),
+}
+# the most a MirrorPad may add on a side: dim - 1 (reflect) or dim (symmetric); numpy reflects
+# again past that, which the per-axis gathers of _pad_axis follow
+_MIRROR_SLACK = {"reflect": 1, "symmetric": 0}
+_PAD_MODES = frozenset({"edge", "reflect", "symmetric", "wrap"})
+
+
+def _pad_axis(x: TensorHolder, n: int, size: int, lo: int, hi: int, mode: str) -> TensorHolder:
+    """Pad axis ``n`` (of ``size``) by ``lo``/``hi`` as numpy's ``mode`` does: ``wrap`` within
+    one period as slices joined by ``ConcatV2``; otherwise (``edge``, and pads numpy fills by
+    repeated reflection or wrapping) a ``GatherV2`` of the positions numpy's own ``np.pad``
+    gives ``np.arange(size)``, so every width follows numpy exactly."""
+    if mode == "wrap" and lo <= size and hi <= size:
+        parts = [_slice(x, n, size - lo, size)] if lo else []
+        parts += [x] + ([_slice(x, n, 0, hi)] if hi else [])
+        return _concatenate(x, parts, n)
+    index = np.pad(np.arange(size, dtype=np.int64), (lo, hi), mode=mode)  # type: ignore[call-overload]
+    return _gather(x, index, n)
 
 
 def _tri_mask(shape: tuple[int, ...], k: int, upper: bool) -> np.ndarray:
@@ -784,6 +833,39 @@ def _take_along_axis(anchor: TensorHolder, arr: Any, indices: Any, axis: Any) ->
     strides = np.cumprod([1, *bshape[::-1]])[:-1][::-1]
     flat = (grids * strides.reshape(-1, *([1] * len(out_shape)))).sum(axis=0)
     return _reshape(_gather(_reshape(xb, [-1]), flat.reshape(-1), 0), list(out_shape))
+
+
+@_register("put_along_axis")
+def _put_along_axis(anchor: TensorHolder, arr: Any, indices: Any, values: Any, axis: Any) -> None:
+    """numpy's in-place ``put_along_axis``: rebinds the traced ``arr`` to the updated value
+    (ge.jit writes it back into the caller's array); ``indices`` may be traced."""
+    from ge.es import _inplace  # noqa: PLC0415  (tensor_holder imports both)
+
+    if not isinstance(arr, TensorHolder) or not arr._builder._numpy_semantics:
+        raise GeTypeError(
+            "np.put_along_axis writes into its array: it must be a traced value inside @ge.jit"
+        )
+    x = arr if axis is not None else _reshape(arr, [-1])
+    n = 0 if axis is None else _axis(axis, x.ndim, "put_along_axis")
+    shape = _known(x, "put_along_axis")
+    idx = indices if isinstance(indices, TensorHolder) else np.asarray(indices)
+    if idx.ndim != x.ndim:
+        raise GeValueError(
+            f"np.put_along_axis: `indices` and `arr` must have the same number of dimensions, "
+            f"got {idx.ndim} and {x.ndim}"
+        )
+    if not isinstance(idx, TensorHolder) and idx.size and idx.dtype.kind not in "iu":
+        raise GeTypeError(f"np.put_along_axis: `indices` must be an integer array, got {idx.dtype}")
+    key = tuple(
+        idx if k == n else np.arange(d).reshape([d if j == k else 1 for j in range(x.ndim)])
+        for k, d in enumerate(shape)
+    )
+    if axis is None:
+        flat = x  # a reshape of arr: update it, then rebind arr to its reshape back
+        arr._builder._atomically(_inplace.setitem, flat, key, values)
+        arr._rebind(_reshape(flat, list(arr.shape)))
+    else:
+        arr._builder._atomically(_inplace.setitem, arr, key, values)
 
 
 @_register("broadcast_arrays")

@@ -245,14 +245,24 @@ def test_view_write_raises() -> None:
     np.testing.assert_array_equal(g(np.zeros(4)), np.ones(2))
 
 
-def test_traced_int_index_unsupported() -> None:
+def test_traced_int_index_assigns() -> None:
+    # traced integer-array keys scatter (more cases: tests/jit/test_numpy_indexing.py)
     @ge.jit
     def f(x: Any, i: Any) -> Any:
         x[i] = 1
         return x
 
+    np.testing.assert_array_equal(f(np.zeros(4), np.array([1])), [0, 1, 0, 0])
+
+
+def test_traced_mask_with_other_indices_raises() -> None:
+    @ge.jit
+    def f(x: Any, m: Any) -> Any:
+        x[m, 0] = 1
+        return x
+
     with pytest.raises(GeTypeError, match="boolean mask"):
-        f(np.zeros(4), np.array([1]))
+        f(np.zeros((2, 2)), np.array([True, False]))
 
 
 def test_ge_py_holders_unchanged() -> None:

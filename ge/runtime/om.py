@@ -620,9 +620,7 @@ def _task(
         _HOST_CHECKS[op](params, specs, subplans, where)
         return HostTaskData(name, op, bufs, dict(params))
     kernel = _index(t.get("kernel"), n_kernels, f"{where}.kernel")
-    template = tuple(
-        _int(v, f"{where}.template", *_INT64) for v in _list(t.get("template"), f"{where}.template")
-    )
+    template = _ints(_list(t.get("template"), f"{where}.template"), f"{where}.template", *_INT64)
     if not 0 < len(template) <= MAX_ARGS:
         raise ModelFormatError(f"{where}.template has {len(template)} arguments")
     patches = []
@@ -791,6 +789,15 @@ def _int(value: Any, where: str, low: int, high: int) -> int:
     if type(value) is not int or not low <= value <= high:
         raise ModelFormatError(f"{where} must be an integer in [{low}, {high}], got {value!r}")
     return value
+
+
+def _ints(values: list[Any], where: str, low: int, high: int) -> tuple[int, ...]:
+    """``values`` as a tuple of integers in ``[low, high]`` (``_int`` of each, the message
+    made only for a bad one: argument vectors are long)."""
+    if all(type(v) is int and low <= v <= high for v in values):
+        return tuple(values)
+    bad = next(v for v in values if type(v) is not int or not low <= v <= high)
+    return (_int(bad, where, low, high),)  # raises
 
 
 def _index(value: Any, count: int, where: str) -> int:

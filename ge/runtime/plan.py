@@ -520,7 +520,10 @@ class Program:
     def __init__(self, plan: Plan) -> None:
         from ge.runtime.executor import PlanRunner  # noqa: PLC0415  (the executor runs plans)
 
-        self.plan = plan
+        # the plan's lists, not the plan: a plan holds its program, and a cycle back would keep
+        # a dropped plan's constants alive until the next cyclic collection
+        self.tasks = plan.tasks
+        self.buffers = plan.buffers
         self.functions: list[KernelFunction | None] = []
         for task in plan.tasks:
             try:
@@ -541,7 +544,7 @@ class Program:
         return BoundPlan(self, addrs.copy())
 
     def run_one(self, index: int, addrs: np.ndarray) -> None:
-        task = self.plan.tasks[index]
+        task = self.tasks[index]
         try:
             host = self.host[index]
             if host is not None:
@@ -553,7 +556,7 @@ class Program:
         except GeError as e:
             detail = None
             if isinstance(task, KernelTask):  # its own account of the failure, if any
-                detail = task.failure_detail(addrs, self.plan.buffers)
+                detail = task.failure_detail(addrs, self.buffers)
             raise GeError(f"node {task.name} failed: {detail or e}") from e
         except (ValueError, TypeError, ArithmeticError, IndexError) as e:
             raise GeError(f"node {task.name} failed: {type(e).__name__}: {e}") from e
@@ -578,7 +581,8 @@ class BoundPlan:
 
     def __init__(self, program: Program, addrs: np.ndarray) -> None:
         self.program = program
-        self.plan = program.plan
+        self.tasks = program.tasks
+        self.buffers = program.buffers
         self.addrs = addrs
         batch = self._batch = program.batch
         self._patches: dict[int, list[tuple[int, int]]] = {}
@@ -611,7 +615,7 @@ class BoundPlan:
             return
         program, batch = self.program, self._batch
         if batch is None:
-            for index in range(len(self.plan.tasks)):
+            for index in range(len(self.tasks)):
                 program.run_one(index, self.addrs)
             return
         for start, stop in batch.segments:
@@ -626,16 +630,16 @@ class BoundPlan:
         """Raise for the failed kernel of table row ``row``: with the task's own account of
         the failure where it has one (``KernelTask.explain``), else as ``_fail`` does."""
         assert self._batch is not None
-        task = self.plan.tasks[self._batch.kernel_index[row]]
+        task = self.tasks[self._batch.kernel_index[row]]
         assert isinstance(task, KernelTask)
-        detail = task.failure_detail(self.addrs, self.plan.buffers)
+        detail = task.failure_detail(self.addrs, self.buffers)
         if detail is not None:
             raise GeError(f"node {task.name} failed: {detail}")
         self._fail(row)
 
     def _fail(self, row: int) -> None:
         assert self._batch is not None
-        task = self.plan.tasks[self._batch.kernel_index[row]]
+        task = self.tasks[self._batch.kernel_index[row]]
         assert isinstance(task, KernelTask)
         args = task.template.copy()
         args[task.patch_pos] = self.addrs[task.patch_buf] + task.patch_off

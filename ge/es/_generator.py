@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ge.error import GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError
 from ge.es.tensor_holder import TensorHolder, innermost
-from ge.es.tensor_like import TensorLike, is_tensor_like, to_const
+from ge.es.tensor_like import TensorLike, check_tensor_like, to_const
 from ge.graph._attr import AttrValue
 from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.tensor import Tensor
@@ -169,27 +169,69 @@ def _output_class(op: OpDef) -> type:
     )
 
 
+_NO_BUILDER = (
+    "Please ensure at least one input tensor or an explicit owner_builder is provided when "
+    "supported"
+)
+
+
 def _resolve_builder(
-    op: OpDef, values: dict[str, Any], plan: list[_Param], inputs: list[_Param]
+    op: OpDef, values: dict[str, Any], plan: list[_Param], inputs: list[_Param], like: bool
 ) -> Any:
-    """The builder the node joins; ``inputs`` are the plan's input entries."""
-    for entry in plan:
-        if entry.role == "builder" and values.get(entry.name) is not None:
-            return values[entry.name]
+    """The builder the node joins, as GE-PY's generated code finds it (GE_ERRORS.md §3.5
+    step 1): the first ``TensorHolder`` among the inputs (dynamic lists expanded), left to
+    right, else the explicit builder argument. Ours: of holders of nested builders (a
+    ``ge.jit`` branch using an outer value) the innermost builder; ``None`` for a custom op
+    called on numpy arrays (the caller runs it at once)."""
+    if not like and inputs:
+        _single_input_holder(op, values, inputs[0], op.inputs[inputs[0].index].dynamic)
     holders = _all_holders(values, inputs)
     if holders:
         return innermost(*holders).get_owner_builder()
-    if op.source != "ge":
-        if _any_eager_value(values, inputs):
-            return None  # a custom op on arrays outside any graph: the caller runs it now
-        raise GeValueError(
-            f"{op.type}: Please ensure at least one input tensor or an explicit "
-            f"owner_builder is provided, so the op knows which graph to join (or pass numpy "
-            f"arrays / ge.graph.Tensors to run this custom op at once)"
-        )
+    for entry in plan:
+        if entry.role == "builder":
+            return _explicit_builder(op, entry.name, values[entry.name], bool(inputs))
+    if op.source != "ge" and _any_eager_value(values, inputs):
+        return None
+    hint = " (or pass numpy arrays / ge.graph.Tensors to run this custom op at once)"
     raise GeValueError(
-        f"{op.type}: Please ensure at least one input tensor or an explicit "
-        f"owner_builder is provided, so the op knows which graph to join"
+        f"{op.type}: {_NO_BUILDER}: the op needs to know which graph to join"
+        f"{hint if op.source != 'ge' else ''}"
+    )
+
+
+def _explicit_builder(op: OpDef, name: str, value: Any, optional: bool) -> Any:
+    """An ``owner_builder``/``owner_graph_builder`` argument. GE-PY's ``resolve_builder``
+    skips a non-builder ``owner_builder`` (then finds none); a required
+    ``owner_graph_builder`` that is not a ``GraphBuilder`` is a ``TypeError`` (ours)."""
+    from ge.es.graph_builder import GraphBuilder  # noqa: PLC0415  (cycle: builder uses holders)
+
+    if isinstance(value, GraphBuilder):
+        return value
+    if optional or value is None:
+        raise GeValueError(f"{op.type}: {_NO_BUILDER}: {name} is {value!r}")
+    raise GeTypeError(f"{op.type}: {name} must be a GraphBuilder, got {type(value).__name__}")
+
+
+def _single_input_holder(op: OpDef, values: dict[str, Any], entry: _Param, dynamic: bool) -> None:
+    """GE-PY's step 1' for an op with one required or dynamic input: the builder is read
+    from it (``x.get_owner_builder()``, ``x[0]...`` for a dynamic input)."""
+    value = values[entry.name]
+    if dynamic and isinstance(value, (list, tuple)):
+        if not value:
+            raise GeValueError(
+                f"{op.type}: {_NO_BUILDER}: the dynamic input '{entry.name}' is empty "
+                f"(GE-PY: list index out of range)"
+            )
+        value = value[0]
+    if isinstance(value, TensorHolder) or (
+        op.source != "ge" and isinstance(value, (np.ndarray, np.generic, Tensor))
+    ):
+        return
+    kind = type(value).__name__
+    raise GeTypeError(
+        f"{op.type}: input '{entry.name}' must be a TensorHolder, got {kind} "
+        f"('{kind}' object has no attribute 'get_owner_builder')"
     )
 
 
@@ -209,7 +251,7 @@ def _all_holders(values: dict[str, Any], inputs: list[_Param]) -> list[TensorHol
         value = values[entry.name]
         found += [
             v
-            for v in (value if isinstance(value, list) else [value])
+            for v in (value if isinstance(value, (list, tuple)) else [value])
             if isinstance(v, TensorHolder)
         ]
     return found
@@ -218,26 +260,31 @@ def _all_holders(values: dict[str, Any], inputs: list[_Param]) -> list[TensorHol
 def _input_ports(
     op: OpDef, inputs: list[_Param], values: dict[str, Any], builder: Any, accepts_like: bool
 ) -> list[Any]:
+    """One entry per IR input, in GE-PY's order (GE_ERRORS.md §3.5): every value converted
+    first (step 2), then required inputs that are ``None`` refused (step 3). A holder of
+    another builder is linked across graphs, as GE-PY's ``AddDataEdge`` does (§13.2; the
+    compile step's graph check reports it); one of an enclosing builder (ours, ``ge.jit``)
+    becomes an input of this graph."""
     holders = _all_holders(values, inputs) if accepts_like else []
     like = holders[0].data_type if holders else None
 
-    def port(value: Any, name: str) -> Any:
+    def port(value: Any, name: str, spec: Any) -> Any:
         if isinstance(value, TensorHolder):
-            if value.get_owner_builder() is not builder:
-                captured = builder._capture(value)  # a value of an enclosing graph
-                if captured is None:
-                    raise GeValueError(f"{op.type}: input '{name}' comes from another GraphBuilder")
-                value = captured
+            if value._builder is not builder:
+                value = builder._capture(value) or value
             return (value._node, value._port)
-        if accepts_like and is_tensor_like(value):
-            spec = op.inputs[next(e.index for e in inputs if e.name == name)]
-            fits = like is not None and (spec.dtypes is None or like in spec.dtypes)
-            holder = to_const(builder, value, like if fits else None)
-            return (holder._node, holder._port)
-        expected = "a TensorHolder or a TensorLike" if accepts_like else "a TensorHolder"
-        raise GeTypeError(
-            f"{op.type}: input '{name}' must be {expected}, got {type(value).__name__}"
-        )
+        if value is None:
+            return None
+        if not accepts_like:
+            kind = type(value).__name__
+            raise GeTypeError(
+                f"{op.type}: input '{name}' must be a TensorHolder, got {kind} "
+                f"('{kind}' object has no attribute '_handle')"
+            )
+        check_tensor_like(value)
+        fits = like is not None and (spec.dtypes is None or like in spec.dtypes)
+        holder = to_const(builder, value, like if fits else None)
+        return (holder._node, holder._port)
 
     ports: list[Any] = []
     for entry in inputs:
@@ -245,15 +292,81 @@ def _input_ports(
         value = values[entry.name]
         if spec.dynamic:
             if not isinstance(value, (list, tuple)):
-                raise GeTypeError(f"{op.type}: input '{entry.name}' is dynamic; pass a list")
-            ports.append([port(v, entry.name) for v in value])
-        elif value is None:
-            if not spec.optional:
-                raise GeValueError(f"{op.type}: input '{entry.name}' is required")
-            ports.append(None)
+                raise GeTypeError(
+                    f"{op.type}: input '{entry.name}' is dynamic; pass a list, got "
+                    f"{type(value).__name__}"
+                )
+            items = [port(v, entry.name, spec) for v in value]
+            if any(item is None for item in items):
+                raise GeValueError(f"{op.type}: input '{entry.name}' has a None element")
+            ports.append(items)
         else:
-            ports.append(port(value, entry.name))
+            ports.append(port(value, entry.name, spec))
+    for entry, got in zip(inputs, ports, strict=True):
+        if got is None and not op.inputs[entry.index].optional:
+            raise GeValueError(
+                f"{op.type}: input '{entry.name}' is required, got None "
+                f"('NoneType' object has no attribute '_handle')"
+            )
     return ports
+
+
+_DATA_TYPES = frozenset({"Data", "RefData", "AippData", "AnyData"})
+
+
+def _check_subgraphs(op: OpDef, graphs: list[Any], counts: list[int], ports: list[Any]) -> None:
+    """The checks of GE-PY's generated C function on each subgraph, before the node is made
+    (GE_ERRORS.md §3.5 step 7; a failure there is ``ValueError`` "Tensor handle cannot be
+    None"): exactly one NetOutput, whose input count is the first dynamic output count
+    (``While``'s ``cond`` is exempt), and Data ``index`` attrs that are unique and below the
+    first dynamic input count. Also GE-PY's ownership rule (step 4): a Graph already passed
+    as a subgraph cannot be passed again."""
+    out_count = next((c for c, s in zip(counts, op.outputs, strict=True) if s.dynamic), None)
+    in_count = next((len(p) for p, s in zip(ports, op.inputs, strict=True) if s.dynamic), None)
+    for spec, value in zip(op.subgraphs, graphs, strict=True):
+        for graph in value if isinstance(value, (list, tuple)) else [value]:
+            if not isinstance(graph, Graph):
+                continue  # add_op_node names the parameter and the type
+            _check_owner(graph)
+            exempt = op.type == "While" and spec.name == "cond"
+            problem = _subgraph_problem(graph, None if exempt else out_count, in_count)
+            if problem:
+                raise GeValueError(
+                    f"Tensor handle cannot be None: {op.type}: subgraph '{graph.name}' "
+                    f"({spec.name}) {problem}"
+                )
+
+
+def _check_owner(graph: Graph) -> None:
+    parent = graph._parent_node
+    if parent is not None:
+        owner = parent._graph._root().name if parent._graph is not None else "?"
+        raise GeError(
+            f"Graph :{graph.name} already has an new owner builder :{owner}, cannot transfer "
+            f"ownership again (it is a subgraph of node {parent.name} already; build a new "
+            f"Graph for each op)"
+        )
+
+
+def _subgraph_problem(graph: Graph, out_count: int | None, in_count: int | None) -> str:
+    outputs = [n for n in graph._nodes.values() if n._type == "NetOutput"]
+    if len(outputs) != 1:
+        return f"has {len(outputs)} NetOutput nodes; it needs exactly one"
+    if out_count is not None and len(outputs[0]._in_edges) != out_count:
+        return f"returns {len(outputs[0]._in_edges)} values; the op has {out_count} outputs"
+    seen: set[int] = set()
+    for node in graph._nodes.values():
+        stored = node._attrs.get("index") if node._type in _DATA_TYPES else None
+        if stored is None:
+            continue
+        index = stored.value
+        if index in seen or (in_count is not None and not 0 <= index < in_count):
+            return (
+                f"has Data index {index}: indexes must be unique and below the op's "
+                f"{in_count} dynamic inputs"
+            )
+        seen.add(index)
+    return ""
 
 
 def _count(op: OpDef, name: str, value: Any) -> int:
@@ -280,7 +393,7 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
             raise GeTypeError(f"{op.type}{signature}: {e}") from None
         bound.apply_defaults()
         values = bound.arguments
-        builder = _resolve_builder(op, values, plan, inputs)
+        builder = _resolve_builder(op, values, plan, inputs, accepts_like)
         if builder is None:  # ge.custom_op.eager_call: build a one-node graph, run it
             from ge.custom_op.eager_call import call  # noqa: PLC0415
 
@@ -302,6 +415,8 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
                 attrs[op.attrs[entry.index].name] = (
                     value.value if isinstance(value, AttrValue) else value
                 )
+        if op.subgraphs:
+            _check_subgraphs(op, subgraphs, counts, ports)
         node = builder._add(op.type, ports, attrs, output_counts=counts, subgraphs=subgraphs)
         return _results(op, builder, node, counts, output_class)
 

@@ -22,11 +22,12 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from types import FrameType
 from typing import Any, NoReturn
 
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError, GraphError, InferError
 from ge.es._scopes import (
     attr_scope,
     control_dependency_scope,
@@ -41,14 +42,13 @@ from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DataType, Format
 from ge.ops.construct import add_op_node
+from ge.ops.registry import get_op
 
 __all__ = ["GraphBuilder", "InputType", "attr_scope", "control_dependency_scope"]
 
 _GE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _UINT32_MAX = 2**32 - 1
 _UINT64_MAX = 2**64 - 1
-_INT64 = (-(2**63), 2**63 - 1)
-_INT32 = (-(2**31), 2**31 - 1)
 
 
 class InputType(Enum):
@@ -83,18 +83,134 @@ def user_source() -> str | None:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """GE-PY's ``isinstance(value, int)``: ``bool`` passes (GE_ERRORS.md §3.1)."""
+    return isinstance(value, int)
 
 
-def _check_list_of(values: object, check: Any, what: str) -> list[Any]:
-    if not isinstance(values, list) or not all(check(v) for v in values):
-        raise GeTypeError(f"{what}")
-    return values
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float))
 
 
-def _newest(entries: dict[str, Any], count: int) -> list[str]:
+def _newest(entries: dict[Any, Any], count: int) -> list[Any]:
     """The keys added to ``entries`` after it held ``count``, newest first."""
     return list(itertools.islice(reversed(entries), max(len(entries) - count, 0)))
+
+
+def _wrap(bits: int, signed: bool) -> Callable[[Any], int]:
+    """A C integer conversion: ``value`` modulo ``2**bits`` (as ctypes' ``c_int32`` etc.)."""
+    span, half = 1 << bits, 1 << (bits - 1)
+    if signed:
+        return lambda v: ((int(v) + half) % span) - half
+    return lambda v: int(v) % span
+
+
+def _no_range(value: Any) -> None:
+    return None
+
+
+def _uint64_range(value: Any) -> None:
+    if value < 0:
+        raise GeValueError(f"Value must be non-negative for uint64, got {value}")
+    if value > _UINT64_MAX:  # ours: GE-PY's c_uint64 wraps it
+        raise GeValueError(f"Value must be in range [0, 2^64-1] for uint64, got {value}")
+
+
+def _uint32_range(value: Any) -> None:
+    if not 0 <= value <= _UINT32_MAX:
+        raise GeValueError(f"Value must be in range [0, 2^32-1] for uint32, got {value}")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One constant dtype of ``create_const_*``/``create_scalar_*``: its checks and texts."""
+
+    data_type: DataType
+    name: str  # "int64", as in "Failed to create int64 constant"
+    is_value: Callable[[object], bool]
+    const_text: str  # TypeError of create_const_<name>
+    scalar_text: str  # TypeError of create_scalar_<name>
+    check_range: Callable[[Any], None]  # ValueError of create_scalar_<name>
+    convert: Callable[[Any], Any]  # what the C call stores (ints wrap as ctypes wraps them)
+
+
+_INT_CONST = "Value must be an integer or list of integers"
+_KINDS = {
+    kind.name: kind
+    for kind in (
+        _Kind(
+            DataType.DT_INT64,
+            "int64",
+            _is_int,
+            _INT_CONST,
+            "Value must be an integer",
+            _no_range,
+            _wrap(64, True),
+        ),
+        _Kind(
+            DataType.DT_INT32,
+            "int32",
+            _is_int,
+            _INT_CONST,
+            "Value must be an integer",
+            _no_range,
+            _wrap(32, True),
+        ),
+        _Kind(
+            DataType.DT_UINT64,
+            "uint64",
+            _is_int,
+            _INT_CONST,
+            "Value must be an integer",
+            _uint64_range,
+            _wrap(64, False),
+        ),
+        _Kind(
+            DataType.DT_UINT32,
+            "uint32",
+            _is_int,
+            _INT_CONST,
+            "Value must be an integer",
+            _uint32_range,
+            _wrap(32, False),
+        ),
+        _Kind(
+            DataType.DT_FLOAT,
+            "float",
+            _is_number,
+            "Value must be a float or list of floats",
+            "Value must be a number",
+            _no_range,
+            float,
+        ),
+    )
+}
+# what an op output is when eager inference cannot decide it (GE's default dtype, any shape)
+_UNKNOWN_RANK = [-2]
+
+
+def _unknown_desc() -> TensorDesc:
+    return TensorDesc(_UNKNOWN_RANK, Format.FORMAT_ND, DataType.DT_FLOAT)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+_ATTR_CHECKS: dict[AttrValueType, tuple[Callable[[Any], bool], str]] = {
+    AttrValueType.VT_INT: (_is_int, "Value must be an integer"),
+    AttrValueType.VT_STRING: (lambda v: isinstance(v, str), "Value must be a string"),
+    AttrValueType.VT_BOOL: (lambda v: isinstance(v, bool), "Value must be a boolean"),
+}
+
+
+def _check_scope_tensors(tensors: list[Any]) -> None:
+    """GE-PY's element check of ``src_tensors`` (also run on a ``control_dependency_scope``
+    list when a node is created inside it)."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, TensorHolder):
+            raise GeTypeError(
+                f"src_tensors must be a list of TensorHolder, got {_type_name(t)} at [{i}]"
+            )
 
 
 class GraphBuilder:
@@ -107,6 +223,7 @@ class GraphBuilder:
         self._counter = 0
         self._built = False
         self._outputs: dict[int, TensorHolder] = {}
+        self._inputs: dict[int, Node] = {}  # Data-like inputs by index (not Variables, as GE)
         self._txn_depth = 0
         # set by a tracer (ge.jit): what is being traced, for errors about traced values
         self._trace_note: str | None = None
@@ -175,10 +292,11 @@ class GraphBuilder:
         # Counts, not copies of the name sets: a call only adds nodes and subgraphs, and dicts
         # keep insertion order, so what it added is the last ``len - count`` entries. (Copying
         # the sets made every op call O(graph) and building quadratic: 20k ops took 22 s.)
-        nodes, subgraphs, counter = (
+        nodes, subgraphs, counter, inputs = (
             len(self._graph._nodes),
             len(self._graph._subgraphs),
             self._counter,
+            len(self._inputs),
         )
         self._txn_depth = 1
         try:
@@ -188,6 +306,8 @@ class GraphBuilder:
                 self._graph.remove_node(self._graph._nodes[name])
             for name in reversed(_newest(self._graph._subgraphs, subgraphs)):
                 self._graph.remove_subgraph(name)
+            for index in _newest(self._inputs, inputs):
+                del self._inputs[index]
             self._counter = counter
             raise
         finally:
@@ -206,24 +326,52 @@ class GraphBuilder:
         declared: Sequence[TensorDesc] | None = None,
         counted: bool = True,
     ) -> Node:
+        """Create a node, apply the scopes (GE_ERRORS.md §3.2) and infer its outputs.
+
+        ``control_dependency_scope`` tensors of any builder give control edges, as GE's do,
+        except those of a builder this one is nested in (a ``ge.jit`` branch or loop body):
+        such an edge would leave the subgraph. When the infer rule of an op with subgraphs
+        cannot decide (a ``While`` body returning other types than its inputs, ...), GE still
+        builds the node (it infers nothing eagerly, §13.2), so its outputs are left unknown
+        (``[-2]``, GE's default ``DT_FLOAT``) and the compile step reports the problem."""
         if self._built:
             self._check_live(f"add {op_type}")
+        deps = current_control_deps()
+        if deps:
+            _check_scope_tensors(deps)
         scoped = current_attrs()
         merged = {**scoped, **attrs} if scoped and attrs else attrs or scoped
         node_name = name if name is not None else f"{op_type}_{self._counter}"
-        node = add_op_node(
-            self._graph,
-            op_type,
-            inputs,
-            merged,
-            name=node_name,
-            output_counts=output_counts,
-            subgraphs=subgraphs,
-            declared=declared,
-            source=user_source(),
-        )
-        for dep in current_control_deps():
-            if dep.get_owner_builder() is self:
+        source = user_source()
+        try:
+            node = add_op_node(
+                self._graph,
+                op_type,
+                inputs,
+                merged,
+                name=node_name,
+                output_counts=output_counts,
+                subgraphs=subgraphs,
+                declared=declared,
+                source=source,
+            )
+        except (InferError, GraphError):
+            if not subgraphs or not get_op(op_type).subgraphs:
+                raise
+            node = add_op_node(
+                self._graph,
+                op_type,
+                inputs,
+                merged,
+                name=node_name,
+                output_counts=output_counts,
+                subgraphs=subgraphs,
+                source=source,
+                infer=False,
+            )
+            node._output_descs = [_unknown_desc() for _ in node._output_descs]
+        for dep in deps:
+            if not dep._builder._encloses(self):
                 self._graph.add_control_edge(dep._node, node)
         if counted and name is None:
             self._counter += 1
@@ -243,22 +391,33 @@ class GraphBuilder:
         format: Format | None = Format.FORMAT_ND,
         shape: list[int] | None = None,
     ) -> TensorHolder:
-        """Graph input ``index`` (a ``Data`` node named ``input_<index>`` unless named)."""
+        """Graph input ``index`` (a ``Data`` node named ``input_<index>`` unless named).
+
+        As GE-PY: a negative or already used ``index`` is a ``RuntimeError`` ("Failed to
+        create input"); ``None`` for ``type_str``, ``data_type`` or ``format`` means the
+        default (ours: GE-PY reads ``.value`` of it and fails)."""
         self._check_live("create input")
         if not _is_int(index):
-            raise GeTypeError(f"Input index must be an integer, got {type(index).__name__}")
-        if index < 0:
-            raise GeValueError(f"index must be >= 0, got {index}")
+            raise GeTypeError(f"Input index must be an integer, got {_type_name(index)}")
+        if shape is not None and (not isinstance(shape, list) or not all(map(_is_int, shape))):
+            raise GeTypeError(f"Shape must be a list of integers, got {shape!r}")
         if name is not None and not isinstance(name, str):
-            raise GeTypeError(f"name must be a str, got {type(name).__name__}")
+            raise GeTypeError(f"name must be a str, got {_type_name(name)}")
         type_str = InputType.DATA if type_str is None else type_str
         if not isinstance(type_str, InputType):
-            raise GeTypeError(f"type_str must be an InputType, got {type_str!r}")
+            raise GeTypeError(
+                f"type_str must be an InputType, got {type_str!r} "
+                f"('{_type_name(type_str)}' object has no attribute 'value')"
+            )
+        if index < 0 or index in self._inputs:
+            reason = "it is negative" if index < 0 else "this builder already has that input"
+            raise GeError(f"Failed to create input: index {index}: {reason}")
         desc = TensorDesc(
             shape,
             Format.FORMAT_ND if format is None else format,
             DataType.DT_FLOAT if data_type is None else data_type,
         )
+        index = int(index)
         node = self._add(
             type_str.value,
             [None],
@@ -267,218 +426,203 @@ class GraphBuilder:
             declared=[desc],
             counted=False,
         )
+        self._inputs[index] = node
         return self._holder(node)
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         """``num`` inputs with indexes ``start_index ...`` (GE-PY raises ``TypeError`` for a
-        non-positive ``num`` or a negative ``start_index``)."""
+        non-positive ``num`` or a negative ``start_index``); all or none are made."""
         self._check_live("create inputs")
         if not _is_int(num) or num <= 0:
-            raise GeTypeError("Number of inputs must be a positive integer")
+            raise GeTypeError(f"Number of inputs must be a positive integer, got {num!r}")
         if not _is_int(start_index) or start_index < 0:
-            raise GeTypeError("Start index must be a non-negative integer")
+            raise GeTypeError(f"Start index must be a non-negative integer, got {start_index!r}")
         inputs: list[TensorHolder] = self._atomically(
             lambda: [self.create_input(i) for i in range(start_index, start_index + num)]
         )
         return inputs
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
-        """A ``Variable`` node (fed from the inputs by ``index`` in ge)."""
+        """A ``Variable`` node with attr ``index``. As GE, its index is not a graph input
+        index: it may repeat or clash with a ``create_input`` index."""
         self._check_live("create variable")
         if not _is_int(index):
-            raise GeTypeError(f"Index must be an integer, got {type(index).__name__}")
+            raise GeTypeError(f"Index must be an integer, got {_type_name(index)}")
         if not isinstance(name, str) or not name:
-            raise GeTypeError("Name must be a string (non-empty)")
+            raise GeTypeError(f"Name must be a string (non-empty), got {name!r}")
         node = self._add(
-            "Variable", [None], {"index": index}, name=name, declared=[TensorDesc()], counted=False
+            "Variable",
+            [None],
+            {"index": int(index)},
+            name=name,
+            declared=[TensorDesc()],
+            counted=False,
         )
         return self._holder(node)
 
     # --- constants ---------------------------------------------------------------------------
-    def _const(self, values: list[Any], shape: list[int], data_type: DataType) -> TensorHolder:
-        tensor = Tensor(values, None, data_type, Format.FORMAT_ND, shape)
+    def _const(self, values: list[Any], shape: list[int], kind: _Kind) -> TensorHolder:
+        stored = [kind.convert(v) for v in values]
+        tensor = Tensor(stored, None, kind.data_type, Format.FORMAT_ND, shape)
         return self._holder(self._add("Const", [], {"value": tensor}))
 
-    def _const_of(
-        self, value: Any, shape: list[int] | None, data_type: DataType, check: Any, what: str
-    ) -> TensorHolder:
+    def _scalar(self, value: Any, kind: _Kind) -> TensorHolder:
+        self._check_live("create scalar")
+        if not kind.is_value(value):
+            raise GeTypeError(f"{kind.scalar_text}, got {_type_name(value)}")
+        kind.check_range(value)
+        return self._const([value], [], kind)
+
+    def _const_of(self, value: Any, shape: list[int] | None, kind: _Kind) -> TensorHolder:
+        """GE-PY's ``create_const_<kind>``: a scalar shape with one value is
+        ``create_scalar_<kind>``. int32/int64 values wrap as GE-PY's ctypes arrays wrap them.
+        Ours: the uint range checks of the scalars apply to list elements too (GE-PY wraps
+        them), and ``shape`` must be a list of non-negative ints (GE-PY does not check it)."""
         self._check_live("create constant")
         values = value if isinstance(value, list) else [value]
+        if not (isinstance(value, list) or kind.is_value(value)) or not all(
+            map(kind.is_value, values)
+        ):
+            raise GeTypeError(f"{kind.const_text}, got {value!r}")
         for v in values:
-            check(v, what)
+            kind.check_range(v)
         if shape is None:
-            dims = [] if not isinstance(value, list) else [len(values)]
+            dims = [len(values)] if isinstance(value, list) else []
+        elif not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise GeTypeError(f"shape must be a list of non-negative integers, got {shape!r}")
         else:
-            if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-                raise GeTypeError("shape must be a list of non-negative ints")
-            dims = shape
-            count = 1
-            for d in dims:
-                count *= d
-            if count != len(values):
-                raise GeValueError(
-                    f"Value count ({len(values)}) doesn't match shape {dims} "
-                    f"(expected {count} elements)"
-                )
-        return self._const(values, dims, data_type)
-
-    @staticmethod
-    def _int_in(low: int, high: int, message: str) -> Any:
-        def check(v: Any, what: str) -> None:
-            if not _is_int(v):
-                raise GeTypeError(f"{what} must be int, got {v!r}")
-            if not low <= v <= high:
-                raise GeValueError(message)
-
-        return check
-
-    @staticmethod
-    def _float_check(v: Any, what: str) -> None:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise GeTypeError(f"{what} must be int or float, got {v!r}")
+            dims = [int(d) for d in shape]
+        count = 1
+        for d in dims:
+            count *= d
+        if count != len(values):
+            raise GeValueError(
+                f"Value count ({len(values)}) doesn't match shape {dims} "
+                f"(expected {count} elements)"
+            )
+        if not dims:
+            return self._scalar(values[0], kind)
+        return self._const(values, dims, kind)
 
     def create_const_int64(
         self, value: int | list[int], shape: list[int] | None = None
     ) -> TensorHolder:
-        return self._const_of(
-            value,
-            shape,
-            DataType.DT_INT64,
-            self._int_in(*_INT64, "Value must be in range"),
-            "value",
-        )
+        return self._const_of(value, shape, _KINDS["int64"])
 
     def create_const_int32(
         self, value: int | list[int], shape: list[int] | None = None
     ) -> TensorHolder:
-        return self._const_of(
-            value,
-            shape,
-            DataType.DT_INT32,
-            self._int_in(*_INT32, "Value must be in range"),
-            "value",
-        )
+        return self._const_of(value, shape, _KINDS["int32"])
 
     def create_const_uint64(
         self, value: int | list[int], shape: list[int] | None = None
     ) -> TensorHolder:
-        return self._const_of(
-            value,
-            shape,
-            DataType.DT_UINT64,
-            self._int_in(0, _UINT64_MAX, "Value must be non-negative"),
-            "value",
-        )
+        return self._const_of(value, shape, _KINDS["uint64"])
 
     def create_const_uint32(
         self, value: int | list[int], shape: list[int] | None = None
     ) -> TensorHolder:
-        return self._const_of(
-            value,
-            shape,
-            DataType.DT_UINT32,
-            self._int_in(0, _UINT32_MAX, "Value must be in range"),
-            "value",
-        )
+        return self._const_of(value, shape, _KINDS["uint32"])
 
     def create_const_float(
         self, value: float | list[float], shape: list[int] | None = None
     ) -> TensorHolder:
-        values = (
-            [float(v) for v in value]
-            if isinstance(value, list)
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-            else value
-        )
-        return self._const_of(values, shape, DataType.DT_FLOAT, self._float_check, "value")
+        """Ints are stored as floats, as GE-PY does."""
+        return self._const_of(value, shape, _KINDS["float"])
 
     def create_vector_int64(self, value: list[int]) -> TensorHolder:
-        if not isinstance(value, list):
-            raise GeTypeError("value must be a list of int")
-        return self.create_const_int64(value, [len(value)])
+        """An int64 constant of shape ``[len(value)]`` (``[1]`` for one value, not a scalar)."""
+        self._check_live("create vector")
+        if not isinstance(value, list) or not all(map(_is_int, value)):
+            raise GeTypeError(f"Value must be a list of integers, got {value!r}")
+        return self._const(value, [len(value)], _KINDS["int64"])
 
     def create_scalar_int64(self, value: int) -> TensorHolder:
-        return self._scalar(value, self.create_const_int64)
+        """An int64 scalar; an int outside int64 wraps, as GE-PY's ``c_int64`` does."""
+        return self._scalar(value, _KINDS["int64"])
 
     def create_scalar_int32(self, value: int) -> TensorHolder:
-        return self._scalar(value, self.create_const_int32)
+        """An int32 scalar; an int outside int32 wraps, as GE-PY's ``c_int32`` does."""
+        return self._scalar(value, _KINDS["int32"])
 
     def create_scalar_uint64(self, value: int) -> TensorHolder:
-        return self._scalar(value, self.create_const_uint64)
+        return self._scalar(value, _KINDS["uint64"])
 
     def create_scalar_uint32(self, value: int) -> TensorHolder:
-        return self._scalar(value, self.create_const_uint32)
+        return self._scalar(value, _KINDS["uint32"])
 
     def create_scalar_float(self, value: float) -> TensorHolder:
-        return self._scalar(value, self.create_const_float)
-
-    @staticmethod
-    def _scalar(value: Any, make: Any) -> TensorHolder:
-        if isinstance(value, list):
-            raise GeTypeError("value must be a scalar, not a list")
-        holder: TensorHolder = make(value)
-        return holder
+        return self._scalar(value, _KINDS["float"])
 
     # --- outputs and building ----------------------------------------------------------------
-    def _own(self, tensor: object, what: str) -> TensorHolder:
-        if not isinstance(tensor, TensorHolder):
-            raise GeTypeError(f"{what} must be a TensorHolder, got {type(tensor).__name__}")
-        if tensor.get_owner_builder() is not self:
-            raise GeValueError(f"{what} belongs to another GraphBuilder")
-        return tensor
+    def _output_owner(self, tensor: TensorHolder) -> tuple[GraphBuilder, TensorHolder]:
+        """Where GE registers ``tensor`` as an output: its own builder (§13.2). Ours: a value
+        of a builder this one is nested in becomes an input of this one first."""
+        captured = self._capture(tensor) if tensor._builder is not self else None
+        if captured is not None:
+            return self, captured
+        return tensor._builder, tensor
 
     def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
-        """Make ``tensor`` graph output ``output_index`` (each index once, >= 0)."""
+        """Make ``tensor`` output ``output_index`` of its builder (GE-PY registers it on the
+        tensor's own builder, not on ``self``); each index once, >= 0."""
         self._check_live("set graph output")
-        self._own(tensor, "Tensor")
+        if not isinstance(tensor, TensorHolder):
+            raise GeTypeError(f"Tensor must be a TensorHolder, got {_type_name(tensor)}")
         if not _is_int(output_index):
-            raise GeTypeError(f"Output index must be an integer, got {type(output_index).__name__}")
-        if output_index < 0 or output_index in self._outputs:
-            raise GeError(
-                f"Failed to set graph output {output_index}: the index is "
-                f"{'negative' if output_index < 0 else 'already used'}"
+            raise GeTypeError(f"Output index must be an integer, got {_type_name(output_index)}")
+        owner, tensor = self._output_owner(tensor)
+        if output_index < 0 or output_index in owner._outputs or owner._built:
+            reason = (
+                "the index is negative"
+                if output_index < 0
+                else "that builder has already been built"
+                if owner._built
+                else "the index is already set"
             )
-        self._outputs[output_index] = tensor
+            raise GeError(
+                f"Failed to set graph output for graph {owner.name} output index "
+                f"{output_index}: {reason}"
+            )
+        owner._outputs[int(output_index)] = tensor
 
     def _validate_indexes(self) -> None:
-        inputs = sorted(
-            n._attrs["index"].value
-            for n in self._graph._nodes.values()
-            if n._op is not None and n._op.io == "input" and "index" in n._attrs
-        )
-        if inputs != list(range(len(inputs))):
-            raise GeError(
-                f"Cannot build graph '{self.name}': input indexes {inputs} must be "
-                f"0..{len(inputs) - 1} without gaps or repeats"
-            )
-        outputs = sorted(self._outputs)
-        if outputs != list(range(len(outputs))):
-            raise GeError(
-                f"Cannot build graph '{self.name}': output indexes {outputs} must be "
-                f"0..{len(outputs) - 1} without gaps"
-            )
+        """GE's build-time check: Data-like input indexes (Variables not counted) and output
+        indexes each start at 0 and are contiguous."""
+        for what, indexes in (("input", self._inputs), ("output", self._outputs)):
+            if indexes and (min(indexes) != 0 or max(indexes) != len(indexes) - 1):
+                raise GeError(
+                    f"Failed to build graph: graph '{self.name}' has {what} indexes "
+                    f"{sorted(indexes)}; they must be 0..{len(indexes) - 1} without gaps"
+                )
 
     def build_and_reset(self, outputs: list[TensorHolder] | None = None) -> Graph:
-        """Finish the graph: add ``NetOutput_<name>`` fed by the outputs in index order."""
+        """Finish the graph: add ``NetOutput_<name>`` fed by the outputs in index order.
+
+        As GE, NetOutput's input descs stay GE's defaults (they are not copied from the
+        producers; compilation infers them). Ours: a failed build leaves every output index
+        it set (on this builder or, for another builder's tensor, on that one) unset again."""
         self._check_live("build_and_reset")
         if outputs is not None:
             if not isinstance(outputs, list):
-                raise GeTypeError("Outputs must be a list")
+                raise GeTypeError(f"Outputs must be a list, got {_type_name(outputs)}")
             if not all(isinstance(t, TensorHolder) for t in outputs):
                 raise GeTypeError("All outputs must be TensorHolder objects")
-            for t in outputs:
-                self._own(t, "output")
-        saved = dict(self._outputs)
+        saved: dict[GraphBuilder, dict[int, TensorHolder]] = {self: dict(self._outputs)}
         try:
             for i, t in enumerate(outputs or []):
+                owner = t._builder
+                saved.setdefault(owner, dict(owner._outputs))
                 self.set_graph_output(t, i)
             self._validate_indexes()
             ordered = [self._outputs[i] for i in sorted(self._outputs)]
             ports = [(t._node, t._port) for t in ordered]
-            self._add("NetOutput", [ports], name=f"NetOutput_{self.name}", counted=False)
-        except BaseException:  # any failure leaves the builder as it was, to be fixed and rebuilt
-            self._outputs = saved
+            node = self._add("NetOutput", [ports], name=f"NetOutput_{self.name}", counted=False)
+        except BaseException:  # any failure leaves the builders as they were
+            for builder, before in saved.items():
+                builder._outputs = before
             raise
+        node._input_descs = [TensorDesc._scalar() for _ in node._input_descs]
         self._graph.set_outputs(ports)
         self._built = True
         return self._graph
@@ -486,21 +630,15 @@ class GraphBuilder:
     # --- attributes ----------------------------------------------------------------------------
     @staticmethod
     def _typed(value: Any, kind: AttrValueType) -> Any:
-        checks: dict[AttrValueType, Callable[[Any], bool]] = {
-            AttrValueType.VT_INT: _is_int,
-            AttrValueType.VT_STRING: lambda v: isinstance(v, str),
-            AttrValueType.VT_BOOL: lambda v: isinstance(v, bool),
-        }
-        if not checks[kind](value):
-            raise GeTypeError(
-                f"value must be {kind.name.removeprefix('VT_').lower()}, got {value!r}"
-            )
+        check, text = _ATTR_CHECKS[kind]
+        if not check(value):
+            raise GeTypeError(f"{text}, got {value!r}")
         return make_attr_value(value, kind)
 
     def _set_graph_attr(self, attr_name: str, value: Any, kind: AttrValueType) -> None:
         self._check_live("set graph attribute")
         if not isinstance(attr_name, str):
-            raise GeTypeError("Attribute name must be a string")
+            raise GeTypeError(f"Attribute name must be a string, got {_type_name(attr_name)}")
         self._graph._attrs[attr_name] = self._typed(value, kind)
 
     def set_graph_attr_int64(self, attr_name: str, value: int) -> None:
@@ -515,10 +653,12 @@ class GraphBuilder:
     def _set_tensor_attr(
         self, tensor: TensorHolder, attr_name: str, value: Any, kind: AttrValueType, on_node: bool
     ) -> None:
-        self._check_live("set attr")
-        self._own(tensor, "Tensor")
+        """As GE-PY: acts on ``tensor``'s producer, whichever builder made it."""
+        self._check_live("set node attribute" if on_node else "set tensor attribute")
+        if not isinstance(tensor, TensorHolder):
+            raise GeTypeError(f"Tensor must be a TensorHolder, got {_type_name(tensor)}")
         if not isinstance(attr_name, str):
-            raise GeTypeError("Attribute name must be a string")
+            raise GeTypeError(f"Attribute name must be a string, got {_type_name(attr_name)}")
         stored = self._typed(value, kind)
         if on_node:
             tensor._node._attrs[attr_name] = stored
@@ -546,14 +686,22 @@ class GraphBuilder:
     def add_control_dependency(
         self, dst_tensor: TensorHolder, src_tensors: list[TensorHolder]
     ) -> None:
-        """The producer of ``dst_tensor`` runs after the producers of ``src_tensors``."""
+        """The producer of ``dst_tensor`` runs after the producers of ``src_tensors``. As GE,
+        the edges go into ``dst_tensor``'s graph, and sources of any builder are accepted."""
         self._check_live("add control dependency")
-        self._own(dst_tensor, "dst_tensor")
+        if not isinstance(dst_tensor, TensorHolder):
+            raise GeTypeError(f"dst_tensor must be a TensorHolder, got {_type_name(dst_tensor)}")
         if not isinstance(src_tensors, list):
-            raise GeTypeError("src_tensors must be a list")
-        sources = [self._own(t, "src_tensors item") for t in src_tensors]
-        for src in sources:
-            self._graph.add_control_edge(src._node, dst_tensor._node)
+            raise GeTypeError(f"src_tensors must be a list, got {_type_name(src_tensors)}")
+        _check_scope_tensors(src_tensors)
+        if dst_tensor._builder._built:
+            raise GeError(
+                f"Failed to add control dependency for nodes in graph {self.name}: the graph "
+                f"of dst_tensor ('{dst_tensor._builder.name}') has already been built"
+            )
+        graph = dst_tensor._builder._graph
+        for src in src_tensors:
+            graph.add_control_edge(src._node, dst_tensor._node)
 
     def __copy__(self) -> NoReturn:
         raise GeError("GraphBuilder does not support copy")

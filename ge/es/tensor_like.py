@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TensorLike",
     "as_array",
+    "check_tensor_like",
     "convert_to_tensor_holder",
     "is_tensor_like",
     "resolve_builder",
@@ -132,17 +133,30 @@ _LIKE_TEXT = "Value must be int|float or nested lists of int|float"
 _ANY_TEXT = "Value must be TensorHolder or int|float or nested lists of int|float or None"
 
 
-def _flatten(value: Any) -> tuple[list[Any], list[int]]:
+def _flatten(value: Any, leaves: tuple[type, ...] = (int, float)) -> tuple[list[Any], list[int]]:
     """``value`` (a nested list) flattened, and its shape (GE_ERRORS.md §3.4)."""
-    if isinstance(value, (int, float)):
+    if isinstance(value, leaves):
         return [value], []
     if not isinstance(value, list) or not value:
-        raise GeTypeError(_LIKE_TEXT)
-    parts = [_flatten(v) for v in value]
+        raise GeTypeError(f"{_LIKE_TEXT}, got {value!r}")
+    parts = [_flatten(v, leaves) for v in value]
     shape = parts[0][1]
     if any(p[1] != shape for p in parts):
         raise GeValueError("Irregular nested list: all sub-lists must have the same shape")
     return [x for p in parts for x in p[0]], [len(value), *shape]
+
+
+def check_tensor_like(value: Any) -> None:
+    """GE-PY's checks of ``convert_to_tensor_holder`` on a value that is not a
+    ``TensorHolder`` (GE_ERRORS.md §3.4), without making a constant: a number, or a regular
+    nested list of numbers (``[]`` too). Ours: numpy arrays and numpy scalars pass too, also
+    as list leaves. ``None`` is not checked here."""
+    if isinstance(value, (int, float, np.ndarray, np.generic)):
+        return
+    if not isinstance(value, list):
+        raise GeTypeError(f"{_ANY_TEXT}, got {type(value).__name__}")
+    if value:
+        _flatten(value, (int, float, np.generic))
 
 
 def convert_to_tensor_holder(value: Any, owner_builder: Any) -> TensorHolder | None:

@@ -598,7 +598,7 @@ def test_escaping_dynamic_outputs_subgraphs_and_output_class(custom_ops: list[Op
 
     sb = GraphBuilder("cls_body")
     sx = sb.create_input(0, shape=[2])
-    body = sb.build_and_reset([sx])
+    body = sb.build_and_reset([sx, sx])  # GE: as many values as the first dynamic output
 
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[2])
@@ -752,3 +752,32 @@ def test_if_with_a_non_graph_branch_is_type_error() -> None:
     with pytest.raises(TypeError):
         ge.es.If(c, [x], 1, "then", else_g)
     assert (x * 2.0).name == "Mul_1"
+
+
+# ===================================================== GE_ERRORS.md §3.5 / §13.2 behaviours ====
+
+
+def test_generated_op_accepts_tensors_of_different_builders() -> None:
+    """GE links them across graphs (the owner is the first input's builder); the compile
+    step's graph check reports the foreign producer later."""
+    a = GraphBuilder("a")
+    x = a.create_input(0, shape=[2])
+    y = GraphBuilder("b").create_input(0, shape=[2])
+    z = ge.es.Add(x, y)
+    assert z.get_owner_builder() is a
+    assert [z._node.get_in_data_nodes_and_port_indexes(i)[0].name for i in (0, 1)] == [
+        x.name,
+        y.name,
+    ]
+    w = ge.es.Add(y, x)
+    assert w.get_owner_builder() is y.get_owner_builder()
+
+
+def test_an_input_holder_wins_over_owner_builder(custom_ops: list[OpDef]) -> None:
+    """GE-PY's ``resolve_builder(<inputs>, owner_builder)``: inputs first, left to right."""
+    a, other = GraphBuilder("a"), GraphBuilder("o")
+    x = a.create_input(0, shape=[2])
+    fn = ge.es.custom.TestsPhony3
+    assert fn(x, None, owner_builder=other).get_owner_builder() is a
+    assert fn(None, None, owner_builder=other).get_owner_builder() is other
+    assert fn(1, 2.0, owner_builder=other).get_owner_builder() is other

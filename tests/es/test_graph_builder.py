@@ -450,12 +450,22 @@ def test_set_graph_output_type_checks() -> None:
         b.set_graph_output(x, "0")  # type: ignore[arg-type]
 
 
-def test_set_graph_output_from_other_builder() -> None:
+def test_set_graph_output_from_other_builder_registers_on_that_builder() -> None:
+    """GE_ERRORS.md §13.2: the output goes to the tensor's own builder, not to ``self``."""
     a = GraphBuilder("a")
     b = GraphBuilder("b")
-    x = a.create_input(0)
-    with pytest.raises(ValueError):
-        b.set_graph_output(x, 0)
+    x = a.create_input(0, shape=[2])
+    b.set_graph_output(x, 0)
+    with pytest.raises(RuntimeError, match="Failed to set graph output for graph a output index 0"):
+        b.set_graph_output(x, 0)  # already set on a
+    ga = a.build_and_reset()
+    assert [n.type for n in ga.get_direct_nodes()] == ["Data", "NetOutput"]
+    (got,) = eval_graph(ga, [np.array([1.0, 2.0], np.float32)])
+    np.testing.assert_array_equal(got, [1.0, 2.0])
+    gb = b.build_and_reset()  # b has no outputs of its own
+    assert [n.type for n in gb.get_direct_nodes()] == ["NetOutput"]
+    with pytest.raises(RuntimeError, match="Failed to set graph output for graph a output index 1"):
+        GraphBuilder("c").set_graph_output(x, 1)  # a is built
 
 
 def test_outputs_must_be_a_list() -> None:
@@ -510,12 +520,30 @@ def test_non_contiguous_output_indexes_fail_at_build() -> None:
     np.testing.assert_allclose(c, [1.0, 2.0])
 
 
-def test_duplicate_input_index_fails_at_build() -> None:
+def test_duplicate_input_index_fails_at_create() -> None:
+    """GE-PY's C call refuses a used index: "Failed to create input", nothing added."""
     b = GraphBuilder("g")
     x = b.create_input(0, name="a")
-    b.create_input(0, name="b")
-    with pytest.raises(RuntimeError):
-        b.build_and_reset([x])
+    with pytest.raises(RuntimeError, match="Failed to create input"):
+        b.create_input(0, name="b")
+    with pytest.raises(RuntimeError, match="Failed to create input"):
+        b.create_input(-1)
+    g = b.build_and_reset([x])
+    assert [n.name for n in g.get_direct_nodes()] == ["a", "NetOutput_g"]
+
+
+def test_variable_index_is_not_an_input_index() -> None:
+    """GE_ERRORS.md §13.2: Data {0} + Variable 0 builds; Data {1} + Variable 0 does not."""
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2])
+    b.create_variable(0, "v0")
+    b.create_variable(0, "v1")  # a repeated Variable index is not checked either
+    b.build_and_reset([x])
+    c = GraphBuilder("c")
+    y = c.create_input(1, shape=[2])
+    c.create_variable(0, "v")
+    with pytest.raises(RuntimeError, match="Failed to build graph"):
+        c.build_and_reset([y])
 
 
 # ============================================================================ built state ====
@@ -686,14 +714,17 @@ def test_node_attrs_land_on_the_producer_node() -> None:
         node.get_output_attr("i", 0)
 
 
-def test_attr_setter_with_tensor_of_other_builder() -> None:
+def test_attr_setter_with_tensor_of_other_builder_acts_on_its_producer() -> None:
+    """GE_ERRORS.md §13.2: the attribute goes on the tensor's producer, whichever builder."""
     a = GraphBuilder("a")
     b = GraphBuilder("b")
     x = a.create_input(0)
-    with pytest.raises(ValueError):
-        b.set_node_attr_int64(x, "k", 1)
-    with pytest.raises(ValueError):
-        b.set_tensor_attr_int64(x, "k", 1)
+    b.set_node_attr_int64(x, "k", 1)
+    b.set_tensor_attr_int64(x, "t", 2)
+    g = a.build_and_reset([x])
+    n = g.find_node_by_name(x.name)
+    assert n.get_attr("k") == 1
+    assert n.get_output_attr("t", 0) == 2
 
 
 # =================================================================== control dependencies ====
@@ -723,9 +754,22 @@ def test_add_control_dependency_type_checks() -> None:
         b.add_control_dependency(x, [1])  # type: ignore[list-item]
     with pytest.raises(TypeError):
         b.add_control_dependency("x", [x])  # type: ignore[arg-type]
-    other = GraphBuilder("o").create_input(0)
-    with pytest.raises(ValueError):
-        b.add_control_dependency(x, [other])
+    with pytest.raises(TypeError, match="src_tensors must be a list of TensorHolder"):
+        b.add_control_dependency(x, [x, 1])  # type: ignore[list-item]
+
+
+def test_add_control_dependency_across_builders() -> None:
+    """GE_ERRORS.md §13.2: sources of another builder give a cross-graph control edge, in
+    dst_tensor's graph."""
+    b = GraphBuilder("g")
+    x = b.create_input(0)
+    o = GraphBuilder("o")
+    other = o.create_input(0)
+    o.add_control_dependency(x, [other])  # self is o; the edge goes into b's graph
+    assert [n.name for n in x._node.get_in_control_nodes()] == [other.name]
+    o.build_and_reset()
+    with pytest.raises(RuntimeError, match="Failed to add control dependency for nodes in graph"):
+        b.add_control_dependency(other, [x])  # other's graph is built
 
 
 # ========================================================= failed calls change nothing ====

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import types
 from typing import Any
 
 import numpy as np
@@ -120,14 +121,30 @@ def test_explicit_op_attrs_win_over_the_scope() -> None:
     ],
 )
 def test_attr_scope_rejects_unsupported_values(value: Any, text: str) -> None:
+    """As GE-PY, the value is converted when a node is made in the scope, not on entry."""
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[2])
+    with attr_scope({"_s_bad": value}):
+        pass  # no node: no error
     with pytest.raises(ValueError) as info, attr_scope({"_s_bad": value}):
-        pass
+        ge.es.Relu(x)
     assert text in str(info.value)
-    # nothing of the rejected scope is active
+    # the failed call added nothing, and nothing of the scope is active after it
     y = ge.es.Relu(x)
-    assert user_attrs(node(b.build_and_reset([y]), y)) == {}
+    g = b.build_and_reset([y])
+    assert [n.type for n in g.get_direct_nodes()] == ["Data", "Relu", "NetOutput"]
+    assert user_attrs(node(g, y)) == {}
+
+
+def test_attr_scope_takes_any_mapping_and_refuses_others() -> None:
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2])
+    with attr_scope(types.MappingProxyType({"_s_a": 1})):
+        y = ge.es.Relu(x)
+    assert user_attrs(node(b.build_and_reset([y]), y)) == {"_s_a": 1}
+    bad: Any = [("_s_a", 1)]
+    with pytest.raises(TypeError, match="'list' object is not a mapping"), attr_scope(bad):
+        pass
 
 
 # ================================================================ control_dependency_scope ====
@@ -180,8 +197,30 @@ def test_control_dependency_scope_nesting_appends() -> None:
 
 
 def test_control_dependency_scope_type_check() -> None:
-    with pytest.raises(TypeError), control_dependency_scope([1]):  # type: ignore[list-item]
+    """As GE-PY: a tuple fails on entry; elements are checked when a node is made inside."""
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2])
+    text = r'can only concatenate list \(not "tuple"\) to list'
+    with pytest.raises(TypeError, match=text), control_dependency_scope((x,)):  # type: ignore[arg-type]
         pass
+    with control_dependency_scope([1]):  # type: ignore[list-item]
+        with pytest.raises(TypeError, match="src_tensors must be a list of TensorHolder"):
+            ge.es.Relu(x)
+        with pytest.raises(TypeError, match="src_tensors must be a list of TensorHolder"):
+            b.create_scalar_float(1.0)
+    y = ge.es.Relu(x)
+    g = b.build_and_reset([y])
+    assert [n.type for n in g.get_direct_nodes()] == ["Data", "Relu", "NetOutput"]
+
+
+def test_control_dependency_scope_across_builders() -> None:
+    """GE applies the scope to every node made inside it, whichever builder makes it."""
+    a = GraphBuilder("a")
+    dep = ge.es.Relu(a.create_input(0, shape=[2]))
+    b = GraphBuilder("b")
+    with control_dependency_scope([dep]):
+        y = b.create_input(0, shape=[2])
+    assert [n.name for n in y._node.get_in_control_nodes()] == [dep.name]
 
 
 # ========================================================================== thread-locality ====

@@ -317,7 +317,6 @@ def test_numpy_array_operand_keeps_its_dtype() -> None:
         lambda x, y: x * y,
         lambda x, y: x / y,
         lambda x, y: y + x,
-        ge.es.Add,
         np.maximum,
         lambda x, y: x @ y,
         lambda x, y: np.where(x > 0, x, y),

@@ -36,7 +36,7 @@ def test_notebook_runs_headless() -> None:
     import ast
     import json
 
-    path = EXAMPLES[0].parent / "notebook.ipynb"
+    path = _ROOT / "notebook.ipynb"
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     assert cells
     namespace: dict[str, object] = {"__name__": "__main__"}
@@ -47,5 +47,32 @@ def test_notebook_runs_headless() -> None:
         exec(compile(ast.Module(body, []), str(path), "exec"), namespace)
         if last is not None:
             value = eval(compile(ast.Expression(last.value), str(path), "eval"), namespace)
-            shown = getattr(value, "_repr_html_", None)
-            assert shown is None or "<pre>" in shown() or shown()
+            _check_display(value)
+
+
+def _check_display(value: object) -> None:
+    """What Jupyter would show of ``value``: a graph gives exactly one rich repr, the drawing
+    or the listing (JupyterLab shows HTML over SVG when it gets both)."""
+    bundle = getattr(value, "_repr_mimebundle_", None)
+    if bundle is not None:
+        shown = bundle()
+        assert len(shown) == 1, sorted(shown)
+        assert "<svg" in shown.get("image/svg+xml", "") or "<pre>" in shown["text/html"]
+        return
+    html = getattr(value, "_repr_html_", None)
+    page = html() if html is not None else None
+    assert page is None or "<pre>" in page
+
+
+def test_notebook_states_its_setup() -> None:
+    """The notebook's first cell names the ``notebook`` extra and Graphviz's ``dot``, and
+    pyproject's extra brings the graphviz package."""
+    import json
+
+    tomllib = pytest.importorskip("tomllib")
+    notebook = json.loads((_ROOT / "notebook.ipynb").read_text())
+    intro = "".join(notebook["cells"][0]["source"])
+    assert "pip install -e '.[notebook]'" in intro and "`dot`" in intro
+    pyproject = tomllib.loads((_ROOT.parent / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["notebook"]
+    assert any(dep.startswith("graphviz") for dep in extra), extra

@@ -60,6 +60,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ge.jit._control import cond, fori_loop, while_loop
+from ge.jit._debug import debug_print
 from ge.jit._function import CacheInfo, JitFunction, Lowered, logger
 from ge.jit._support import NotSupportedError, SupportRow, SupportTable, numpy_support
 
@@ -71,6 +72,7 @@ __all__ = [
     "SupportRow",
     "SupportTable",
     "cond",
+    "debug_print",
     "fori_loop",
     "jit",
     "logger",

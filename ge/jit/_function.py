@@ -58,6 +58,7 @@ from ge.jit._args import (
     scalar_key,
     static_key,
 )
+from ge.jit._debug import Print, emit, recording
 from ge.jit._explain import explain_level
 from ge.jit._pytree import TreeDef, data_names, flatten, paths, unflatten
 from ge.jit._support import rewrite
@@ -133,8 +134,13 @@ class _Entry:
         *,
         background: bool,
         writeback: Sequence[tuple[int, str]] = (),
+        prints: Sequence[Print] = (),
     ) -> None:
         self.graph = graph
+        # the trace's ge.jit.debug_print calls; the values they print are the graph's last
+        # outputs (after the write-backs)
+        self.prints = list(prints)
+        self.n_printed = sum(p.n_traced for p in self.prints)
         # (array argument index, path) of each argument the trace updated in place; their
         # final values are the graph's last outputs, copied into the caller's arrays
         self.writeback = list(writeback)
@@ -178,6 +184,7 @@ class _Entry:
             and self.out_tree.kind == "leaf"
             and not self.consts
             and not self.writeback
+            and not self.prints
         )
 
     def n_graph_outputs(self) -> int:
@@ -234,6 +241,10 @@ class _Entry:
             release = tensor._donate(to)
             if release is not None:
                 release()
+        printed: list[Any] = []
+        if self.prints:
+            cut = len(outs) - self.n_printed
+            outs, printed = list(outs[:cut]), list(outs[cut:])
         if self.writeback:
             n = len(self.writeback)
             outs, finals = list(outs[: len(outs) - n]), outs[len(outs) - n :]
@@ -242,6 +253,8 @@ class _Entry:
         it = iter(outs)
         total = len(outs) + len(self.consts)
         leaves = [self.consts[i] if i in self.consts else next(it) for i in range(total)]
+        if self.prints:
+            emit(self.prints, printed)
         return unflatten(self.out_tree, leaves)
 
     def _compiled(self, arrays: Sequence[Any]) -> list[np.ndarray]:
@@ -505,8 +518,7 @@ class JitFunction:
     def trace(self, *args: Any, **kwargs: Any) -> Graph:
         """The graph this call traces to (traced afresh, not compiled, not cached)."""
         signature, _ = self._signature(args, kwargs)
-        graph, _, _, _ = self._trace(signature, args, kwargs)
-        return graph
+        return self._trace(signature, args, kwargs)[0]
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """The optimised graph and task plan this call runs (``.as_text()`` shows both)."""
@@ -623,15 +635,18 @@ class JitFunction:
         background: bool,
     ) -> _Entry:
         self._explain(signature)
-        graph, out_tree, consts, writeback = self._trace(signature, args, kwargs)
-        return _Entry(graph, out_tree, consts, background=background, writeback=writeback)
+        graph, out_tree, consts, writeback, prints = self._trace(signature, args, kwargs)
+        return _Entry(
+            graph, out_tree, consts, background=background, writeback=writeback, prints=prints
+        )
 
     def _trace(
         self, signature: _Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Graph, TreeDef, dict[int, Any], list[tuple[int, str]]]:
+    ) -> tuple[Graph, TreeDef, dict[int, Any], list[tuple[int, str]], list[Print]]:
         """Trace the function; an array argument it updated in place (``x[k] = v``, ``x +=
         y``: ge.es._inplace rebinds its holder) gets an extra graph output, its final value,
-        listed in the returned write-back ``(argument index, path)`` pairs."""
+        listed in the returned write-back ``(argument index, path)`` pairs; each traced value
+        ``ge.jit.debug_print`` prints is one more, after those (returned ``Print`` records)."""
         with self._counts:  # an attempt counts, as it does in the retrace summary
             self._traces += 1
         builder = GraphBuilder(_graph_name(self._name))
@@ -661,12 +676,13 @@ class JitFunction:
         ]
         call_args, call_kwargs = self._rebuild(signature, holders, args, kwargs)
         try:
-            result = self._fun(*call_args, **call_kwargs)
+            with recording(builder) as recorder:
+                result = self._fun(*call_args, **call_kwargs)
         except (TypeError, AttributeError) as error:
-            unsupported = rewrite(error)
-            if unsupported is None:
+            clearer = rewrite(error)
+            if clearer is None:
                 raise
-            raise unsupported.with_traceback(error.__traceback__) from None
+            raise clearer.with_traceback(error.__traceback__) from None
         out_leaves, out_tree = flatten(result)
         outputs: list[TensorHolder] = []
         consts: dict[int, Any] = {}
@@ -690,8 +706,9 @@ class JitFunction:
             if holder._node is not node or holder._port != port:
                 writeback.append((index, path))
                 outputs.append(holder)
+        outputs += recorder.values
         graph = builder.build_and_reset(outputs)
-        return graph, out_tree, consts, writeback
+        return graph, out_tree, consts, writeback, recorder.prints
 
     def _rebuild(
         self,

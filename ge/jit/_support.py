@@ -374,10 +374,21 @@ _UFUNC_KEYWORDS = (
 )
 
 
-def rewrite(error: BaseException) -> NotSupportedError | None:
+_FORMAT_TEXT = "unsupported format string passed to TensorHolder.__format__"
+
+
+def rewrite(error: BaseException) -> GeTypeError | None:
     """``NotSupportedError`` for numpy's generic error about a traced value (see the module
-    docstring), or ``None`` if ``error`` is not one."""
+    docstring), a ``GeTypeError`` pointing at ``ge.jit.debug_print`` for a format spec applied
+    to one (``f"{x:.3f}"``), or ``None`` if ``error`` is neither."""
     text = str(error)
+    if isinstance(error, TypeError) and text == _FORMAT_TEXT:
+        where = _user_frame(error)
+        return GeTypeError(
+            f"format() with a format spec of a traced value{' at ' + where if where else ''}: "
+            f"its values are only known when the compiled function runs; use "
+            f'ge.jit.debug_print("{{:.3f}}", x) to print them at run time'
+        )
     why: tuple[str, str] | None = None
     if isinstance(error, NotSupportedError):
         return None

@@ -538,3 +538,67 @@ def _round(anchor: TensorHolder, a: Any, decimals: Any = 0, out: Any = None) -> 
     if d > 0:
         return x._op("RealDiv", x._op("Round", x._op("Mul", x, scale)), scale)
     return x._op("Mul", x._op("Round", x._op("RealDiv", x, scale)), scale)
+
+
+# --- np.linalg -----------------------------------------------------------------------------------
+@functools.cache
+def _linalg_dtype(name: str, *dtypes: np.dtype[Any]) -> np.dtype[Any]:
+    """numpy's result dtype of ``np.linalg.<name>`` for operands of ``dtypes``."""
+    samples = [np.eye(1, dtype=d) for d in dtypes]
+    try:
+        result: np.dtype[Any] = getattr(np.linalg, name)(*samples).dtype
+    except TypeError as error:
+        raise GeTypeError(f"np.linalg.{name} inside ge.jit follows numpy: {error}") from None
+    return result
+
+
+def _square_matrices(x: TensorHolder, name: str, what: str) -> None:
+    if x.ndim < 2:
+        raise GeValueError(
+            f"np.linalg.{name}: {what} must be at least 2-dimensional, got shape {x.shape}"
+        )
+    if x.shape[-1] != x.shape[-2]:
+        raise GeValueError(
+            f"np.linalg.{name}: {what} must be square in its last two dimensions, got "
+            f"shape {x.shape}"
+        )
+
+
+@_register("cholesky")
+def _cholesky(anchor: TensorHolder, a: Any, *, upper: bool = False) -> TensorHolder:
+    """The ``Cholesky`` op; a matrix that is not positive definite gives NaN (numpy raises
+    ``LinAlgError``)."""
+    x = rules.holder(anchor, a)
+    _square_matrices(x, "cholesky", "a")
+    dtype = _linalg_dtype("cholesky", x.dtype)
+    y = x.astype(dtype)._op("Cholesky", x.astype(dtype))
+    if upper:
+        perm = [*range(y.ndim - 2), y.ndim - 1, y.ndim - 2]
+        y = y.transpose(perm)
+    return y
+
+
+@_register("solve")
+def _solve(anchor: TensorHolder, a: Any, b: Any) -> TensorHolder:
+    """The ``MatrixSolve`` op (batch dims broadcast); ``b`` is a vector when 1-d (numpy 2's
+    rule). A singular matrix gives NaN (numpy raises ``LinAlgError``)."""
+    anchor = innermost(anchor, a, b)
+    x, rhs = rules.holder(anchor, a), rules.holder(anchor, b)
+    _square_matrices(x, "solve", "a")
+    dtype = _linalg_dtype("solve", x.dtype, rhs.dtype)
+    vector = rhs.ndim == 1
+    if vector:
+        rhs = rhs.reshape(-1, 1)
+    if rhs.ndim < 2 or rhs.shape[-2] != x.shape[-1]:
+        raise GeValueError(
+            f"np.linalg.solve: b must have {x.shape[-1]} rows to match a of shape {x.shape}, "
+            f"got shape {rules.holder(anchor, b).shape}"
+        )
+    try:
+        np.broadcast_shapes(x.shape[:-2], rhs.shape[:-2])
+    except ValueError:
+        raise GeValueError(
+            f"np.linalg.solve: the batch dims of a {x.shape} and b {rhs.shape} do not broadcast"
+        ) from None
+    y = x._op("MatrixSolve", x.astype(dtype), rhs.astype(dtype), attrs={"adjoint": False})
+    return y.reshape(*y.shape[:-1]) if vector else y

@@ -17,6 +17,7 @@ from ge.ops import (  # noqa: F401  (register)
     fused,
     indexing,
     io,
+    linalg,
     nn,
     reduce,
     shape,

@@ -1525,3 +1525,57 @@ _SORTING_RECORDS = [
 ]
 RECORDS = (*RECORDS, *_SORTING_RECORDS)
 BY_OP.update({r.op: r for r in _SORTING_RECORDS})
+
+
+# --- linear algebra (ge.ops.linalg) ---------------------------------------------------------
+def spd(rng: np.random.Generator, shape: tuple[int, ...], dt: np.dtype[Any]) -> np.ndarray:
+    """Symmetric positive definite matrices ``m @ m.T + n * I`` (well conditioned)."""
+    m = rng.normal(size=shape)
+    return np.asarray(m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dt)
+
+
+def well_posed(rng: np.random.Generator, shape: tuple[int, ...], dt: np.dtype[Any]) -> np.ndarray:
+    """Random square matrices with a dominant diagonal (well conditioned, not symmetric)."""
+    return np.asarray(rng.normal(size=shape) + 3 * np.eye(shape[-1])).astype(dt)
+
+
+def _cholesky_case_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    return np.linalg.cholesky(f64(xs[0])).astype(xs[0].dtype)
+
+
+def _solve_case_ref(xs: list[Any], at: dict[str, Any]) -> np.ndarray:
+    a, b = f64(xs[0]), f64(xs[1])
+    if at.get("adjoint"):
+        a = np.swapaxes(a, -1, -2)
+    return np.linalg.solve(a, b).astype(xs[0].dtype)
+
+
+_LINALG_TOL = {"float32": (1e-4, 1e-5)}
+_LINALG_RECORDS = [
+    Record(
+        "Cholesky",
+        _cholesky_case_ref,
+        (
+            Variant("3x3", (D(3, 3, gen=spd),)),
+            Variant("1x1", (D(1, 1, gen=spd),)),
+            Variant("batch", (D(2, 3, 4, 4, gen=spd),)),
+            Variant("empty-batch", (D(0, 2, 2, gen=spd),)),
+            Variant("transposed", (D(5, 5, gen=spd, layout="T"),)),
+        ),
+        tol=_LINALG_TOL,
+    ),
+    Record(
+        "MatrixSolve",
+        _solve_case_ref,
+        (
+            Variant("3x3-k2", (D(3, 3, gen=well_posed), D(3, 2))),
+            Variant("adjoint", (D(4, 4, gen=well_posed), D(4, 3)), {"adjoint": True}),
+            Variant("batch-bcast", (D(2, 1, 3, 3, gen=well_posed), D(4, 3, 1))),
+            Variant("empty-k", (D(3, 3, gen=well_posed), D(3, 0))),
+            Variant("transposed", (D(4, 4, gen=well_posed, layout="T"), D(4, 2, layout="T"))),
+        ),
+        tol=_LINALG_TOL,
+    ),
+]
+RECORDS = (*RECORDS, *_LINALG_RECORDS)
+BY_OP.update({r.op: r for r in _LINALG_RECORDS})

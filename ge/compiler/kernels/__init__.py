@@ -164,6 +164,7 @@ def _register_builtin() -> None:
         elementwise,
         fused,
         indexing,
+        linalg,
         matmul,
         movement,
         reduction,

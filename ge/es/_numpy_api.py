@@ -353,7 +353,12 @@ def _pad(
     anchor: TensorHolder, array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any
 ) -> TensorHolder:
     x = _h(anchor, array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    except (TypeError, ValueError) as error:
+        raise GeValueError(
+            f"np.pad: pad_width {pad_width!r} does not fit an array of {x.ndim} dims: {error}"
+        ) from None
     if (widths < 0).any():
         raise GeValueError(f"np.pad: pad_width may not be negative, got {pad_width!r}")
     extra = set(kwargs) - _PAD_KEYWORDS.get(mode, frozenset())

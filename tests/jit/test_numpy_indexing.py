@@ -1,0 +1,250 @@
+"""numpy's flip, pad (reflect / symmetric / wrap), put_along_axis and traced integer-array
+keys (``x[idx]``, ``x[idx] = v``, ``x[idx] += v``, ``x[i, idx] = v``) through ``@ge.jit``, against
+numpy: values, dtype and shape, the caller's array written back, and bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ge
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.es import _advanced_index
+
+RNG = np.random.default_rng(11)
+X34 = RNG.normal(size=(3, 4)).astype(np.float32)
+X345 = RNG.normal(size=(3, 4, 5)).astype(np.float32)
+
+
+def _same(got: Any, want: Any) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+def _check(fn: Callable[..., Any], *args: Any) -> None:
+    """``ge.jit(fn)`` gives numpy's result, and writes back into its arguments as numpy does."""
+    ours = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    theirs = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    _same(ge.jit(fn)(*ours), fn(*theirs))
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+
+
+# --- np.flip --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "axis", [None, 0, -1, (0, 2), (-1, 1)], ids=lambda a: f"axis={a}".replace(" ", "")
+)
+def test_flip(axis: Any) -> None:
+    _check(lambda x: np.flip(x, axis), X345)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool", "float64"])
+def test_flip_dtypes_scalar_empty_and_views(dtype: str) -> None:
+    x = (RNG.normal(size=(4, 3)) * 5).astype(dtype)
+    _check(lambda a: np.flip(a, 0), x)
+    _check(np.flip, x.T)  # non-contiguous
+    _check(np.flip, np.asarray(3, dtype))  # 0-d
+    _check(lambda a: np.flip(a, 1), np.zeros((0, 2), dtype))
+
+
+def test_flip_is_one_reverse_node() -> None:
+    lowered = ge.jit(lambda x: np.flip(x, (0, 1))).lower(X34)
+    types = [n.type for n in lowered.graph.get_direct_nodes()]
+    assert types.count("ReverseV2") == 1 and "StridedSlice" not in types
+
+
+# --- np.pad ---------------------------------------------------------------------------------------
+WIDTHS = [1, (2, 3), ((1, 2), (3, 0)), ((0, 0), (9, 5)), 7]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "wrap", "edge"])
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: str(w).replace(" ", ""))
+def test_pad_modes(mode: str, width: Any) -> None:
+    _check(lambda x: np.pad(x, width, mode=mode), X34)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "wrap"])
+def test_pad_odd_inputs(mode: str) -> None:
+    _check(lambda x: np.pad(x, 2, mode=mode), np.arange(5, dtype=np.int32))
+    _check(lambda x: np.pad(x, 3, mode=mode), np.array([[4]], np.int64))  # size-1 axes
+    _check(lambda x: np.pad(x, ((1, 1), (0, 0)), mode=mode), np.zeros((2, 0), np.float32))
+    _check(lambda x: np.pad(x, 1, mode=mode), np.asarray(2.5, np.float32))  # 0-d
+    _check(lambda x: np.pad(x, ((1, 2), (2, 1)), mode=mode), X34.T)  # non-contiguous
+    _check(lambda x: np.pad(x, 1, mode=mode, **_even(mode)), X34 > 0)
+
+
+def _even(mode: str) -> dict[str, str]:
+    return {"reflect_type": "even"} if mode != "wrap" else {}
+
+
+def test_pad_within_one_reflection_is_one_mirror_pad() -> None:
+    lowered = ge.jit(lambda x: np.pad(x, ((2, 1), (3, 3)), mode="reflect")).lower(X34)
+    types = [n.type for n in lowered.graph.get_direct_nodes()]
+    assert types.count("MirrorPad") == 1 and "GatherV2" not in types
+
+
+# --- traced integer-array keys -----------------------------------------------------------------
+def _set(key: Callable[[Any], Any], value: Any) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, i: Any) -> Any:
+        x[key(i)] = value
+        return x
+
+    return fn
+
+
+def _add(key: Callable[[Any], Any], value: Any) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, i: Any) -> Any:
+        x[key(i)] += value
+        return x
+
+    return fn
+
+
+IDX = np.array([0, 2, 0, -1])  # duplicates and a negative index
+SET_CASES = [
+    ("x[i]=s", X34, _set(lambda i: i, 5.0), IDX),
+    ("x[i]=row", X34, _set(lambda i: i, np.arange(4, dtype=np.float32)), IDX),
+    ("x[i]=col", X34, _set(lambda i: i, np.arange(4, dtype=np.float32)[:, None]), IDX),
+    ("x[i]+=1", X34, _add(lambda i: i, 1.0), IDX),
+    ("x[1,i]=s", X34, _set(lambda i: (1, i), -3.0), np.array([0, 3, -2])),
+    ("x[:,i]=v", X34, _set(lambda i: (slice(None), i), np.ones((3, 1, 2))), np.array([[0, 1]])),
+    ("x[i,:,i]", X345, _set(lambda i: (i, slice(1, 3), i), 0.0), np.array([1, 2])),
+    ("x[...,i]", X345, _set(lambda i: (Ellipsis, i), 7.0), np.array([4, 0])),
+    ("x[::-1,i,1:]", X345, _set(lambda i: (slice(None, None, -1), i, slice(1, None)), 2.0), IDX),
+    ("x[i] int32", X34.astype(np.int32) * 0, _set(lambda i: i, 2.7), np.array([1], np.int32)),
+    ("x[i] bool", X34 > 0, _set(lambda i: (i, 0), True), np.array([2, 1])),
+    ("x[i] empty", X34, _set(lambda i: i, 1.0), np.zeros(0, np.int64)),
+    ("x[2d i]", X34, _add(lambda i: i, 1.0), np.array([[0, 1], [1, 1]])),
+]
+
+
+@pytest.mark.parametrize(
+    ("x", "fn", "idx"), [c[1:] for c in SET_CASES], ids=[c[0] for c in SET_CASES]
+)
+def test_traced_index_setitem(x: np.ndarray, fn: Callable[..., Any], idx: np.ndarray) -> None:
+    _check(fn, x, idx)
+
+
+def test_traced_index_add_applies_once_per_index() -> None:
+    # numpy: x[[0, 0]] += 1 adds 1 once (gather, add, scatter), unlike np.add.at
+    _check(_add(lambda i: i, 1.0), np.zeros(3, np.float32), np.array([0, 0, 0]))
+
+
+def test_traced_index_on_non_contiguous_argument() -> None:
+    _check(_set(lambda i: (slice(None), i), 0.0), np.asfortranarray(X34), np.array([3, 1]))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        lambda i: (i,),
+        lambda i: (1, i),
+        lambda i: (slice(None), i),
+        lambda i: (i, slice(1, 3), 2),
+        lambda i: (i, Ellipsis, i),
+        lambda i: (slice(None, None, -1), i, slice(0, 5, 2)),
+    ],
+    ids=["i", "1,i", ":,i", "i,1:3,2", "i,...,i", "::-1,i,::2"],
+)
+def test_advanced_gather_reads_like_numpy(key: Callable[[Any], Any]) -> None:
+    idx = np.array([0, -1, 2])
+    _same(ge.jit(lambda x, i: _advanced_index.gather(x, key(i)))(X345, idx), X345[key(idx)])
+
+
+def test_traced_index_read() -> None:
+    _check(lambda x, i: x[i], X34, np.array([[2, -1], [0, 0]]))
+    _check(lambda x, i: x[:, i], X34, np.array([3, 0]))
+
+
+# --- np.put_along_axis --------------------------------------------------------------------------
+def _put(axis: Any, values: Any) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, i: Any) -> Any:
+        np.put_along_axis(x, i, values, axis=axis)
+        return x
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    ("axis", "values", "idx"),
+    [
+        (1, 9.0, np.array([[0], [3], [1]])),
+        (-1, np.array([[1.0], [2.0], [3.0]]), np.array([[0], [3], [-1]])),
+        (0, np.arange(4.0), np.array([[2, 0, 1, 1]])),
+        (None, 7.0, np.array([0, 11, 5])),
+    ],
+    ids=["axis1", "neg-axis", "axis0", "flat"],
+)
+def test_put_along_axis_traced_indices(axis: Any, values: Any, idx: np.ndarray) -> None:
+    _check(_put(axis, values), X34, idx)
+
+
+def test_put_along_axis_constant_indices_and_traced_values() -> None:
+    idx = np.argsort(X34, axis=1)[:, :2]
+
+    def fn(x: Any, v: Any) -> Any:
+        np.put_along_axis(x, idx, v, axis=1)
+        return x
+
+    _check(fn, X34, np.array([[5.0], [6.0], [7.0]], np.float32))
+
+
+# --- bad input ------------------------------------------------------------------------------------
+BAD: list[tuple[str, Callable[..., Any], tuple[Any, ...], type[Exception], str]] = [
+    ("float index", _set(lambda i: i, 0.0), (X34, np.array([0.5])), GeTypeError, "integer"),
+    ("None in key", _set(lambda i: (None, i), 0.0), (X34, IDX), GeTypeError, "None"),
+    ("too many", _set(lambda i: (0, 1, i), 0.0), (X34, IDX), GeValueError, "too many indices"),
+    (
+        "broadcast",
+        _set(lambda i: i, np.ones(3)),
+        (X34, np.array([0, 1])),
+        GeValueError,
+        "could not broadcast input array from shape \\(3,\\) into shape \\(2, 4\\)",
+    ),
+    (
+        "index shapes",
+        _set(lambda i: (i, np.array([0, 1, 2])), 0.0),
+        (X34, np.array([0, 1])),
+        GeValueError,
+        "could not be broadcast together",
+    ),
+    (
+        "const index oob",
+        _set(lambda i: (i, np.array([7])), 0.0),
+        (X34, np.array([0])),
+        GeValueError,
+        "index 7 is out of bounds for axis with size 4",
+    ),
+    (
+        "traced index oob",
+        _set(lambda i: i, 0.0),
+        (X34, np.array([1, 3])),
+        GeError,
+        "TensorScatterUpdate input 'indices' holds 3 at",
+    ),
+    ("put ndim", _put(1, 0.0), (X34, np.array([0])), GeValueError, "same number of dimensions"),
+    ("pad width", lambda x: np.pad(x, ((1, 2, 3),), "reflect"), (X34,), GeValueError, "2 dims"),
+    ("put axis", _put(2, 0.0), (X34, np.array([[0]])), GeValueError, "axis 2 is out of bounds"),
+    (
+        "put into numpy",
+        lambda x, v: np.put_along_axis(np.zeros((2, 2)), np.array([[0]]), v, 1),
+        (X34, np.float32(1)),
+        GeTypeError,
+        "must be a traced value",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "error", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD]
+)
+def test_bad_input(
+    fn: Callable[..., Any], args: tuple[Any, ...], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        ge.jit(fn)(*[np.array(a, copy=True) for a in args])

@@ -21,7 +21,18 @@ graph. Results come back as numpy arrays in the structure the function returned.
 
 ``ge.jit`` is this module, made callable; ``ge.jit.cond`` and ``ge.jit.while_loop`` build
 ``If``/``While`` for control flow on traced values (Python ``if``/``bool()``/``int()`` on one
-raises an error saying so). Large array arguments are read in place and large results are
+raises an error saying so).
+
+**What numpy works, and seeing values.** ``ge.jit.numpy_support()`` is the table of every
+numpy function, ufunc, ufunc method, ``ndarray`` method and operator with its status on
+traced values (built from the live rule tables); anything without a rule raises one
+``ge.jit.NotSupportedError``: ``ge.jit does not support numpy.<name> (...); supported: see
+`ge.jit.numpy_support()```. ``ge.jit.debug_print("x={}", x)`` prints the values each call
+computes (``jax.debug.print``). Retraces are explained on the ``ge.jit`` logger at ``INFO``
+(``GE_JIT_EXPLAIN=warn``: at ``WARNING``). Traced graphs name their ``Data`` nodes after the
+parameters (``x``, ``params_w``), and ``.lower()`` results draw themselves in Jupyter.
+
+Large array arguments are read in place and large results are
 written straight into the fresh arrays returned (no staging copies); small ones are copied
 through a reusable workspace.
 

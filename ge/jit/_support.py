@@ -23,20 +23,22 @@ or ops registered with a ``ufunc`` name, appear without touching this module):
 ``rewrite(error)`` turns numpy's generic ``TypeError`` for a call no rule handles (``no
 implementation found for 'numpy.cumsum'``, ``operand type(s) all returned NotImplemented
 from __array_ufunc__``) and the ``AttributeError`` of a missing ``ndarray`` method into one
-``NotSupportedError``: ``ge.jit does not support numpy.<name> (<why>, at <file:line>);
+``NotSupportedError``: ``ge.jit does not support numpy.<name> (<why>; called at <file:line>);
 supported: see `ge.jit.numpy_support()```. ``ge.jit`` applies it where a trace calls the
 user's function, so numpy's own texts never reach a ``ge.jit`` user.
 
-Decisions (ours): functions numpy does not dispatch (``np.zeros``, ``np.arange``) run on
-their concrete arguments and become constants, so they are not listed. A ufunc method row is
-listed for each supported binary ufunc; an ``ndarray`` method that forwards to a numpy
-function (``x.cumsum()``) is supported when that function is. ``NotSupportedError`` is a
-``GeTypeError`` (numpy raised a ``TypeError``); for a missing method it is also an
-``AttributeError``.
+Decisions (ours): functions are those numpy dispatches in ``numpy``, ``numpy.linalg`` and
+``numpy.fft`` (not ``numpy.lib.recfunctions`` and the like); functions numpy does not
+dispatch (``np.zeros``, ``np.arange``) run on their concrete arguments and become constants,
+so they are not listed. A ufunc method row is listed for each supported binary ufunc; an
+``ndarray`` method that forwards to a numpy function (``x.cumsum()``) is supported when that
+function is. ``NotSupportedError`` is a ``GeTypeError`` (numpy raised a ``TypeError``); for a
+missing method it is also an ``AttributeError``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import re
@@ -51,7 +53,14 @@ from ge.es import tensor_holder
 from ge.es.tensor_holder import TensorHolder
 from ge.ops.registry import find_op
 
-__all__ = ["NotSupportedError", "SupportRow", "SupportTable", "numpy_support", "rewrite"]
+__all__ = [
+    "NotSupportedError",
+    "SupportRow",
+    "SupportTable",
+    "numpy_support",
+    "render_page",
+    "rewrite",
+]
 
 HINT = "supported: see `ge.jit.numpy_support()`"
 
@@ -107,10 +116,18 @@ def numpy_support() -> SupportTable:
     return SupportTable(rows)
 
 
+# the numpy namespaces listed: numpy registers a module's functions when it is imported, so
+# the list is fixed (not "whatever this process imported") by importing these and only these
+_MODULES = ("numpy", "numpy.linalg", "numpy.fft")
+
+
 def _overridable() -> list[Callable[..., Any]]:
+    for module in _MODULES:
+        importlib.import_module(module)
     from numpy.testing.overrides import get_overridable_numpy_array_functions  # noqa: PLC0415
 
-    return sorted(get_overridable_numpy_array_functions(), key=_qualified)
+    listed = [f for f in get_overridable_numpy_array_functions() if f.__module__ in _MODULES]
+    return sorted(listed, key=_qualified)
 
 
 def _qualified(function: Any) -> str:
@@ -472,3 +489,33 @@ def _user_frame(error: BaseException) -> str:
         return ""
     frame = frames[-1]
     return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+
+# --- the doc page --------------------------------------------------------------------------------
+_KINDS = ("function", "ufunc", "ufunc method", "method", "attribute", "operator")
+_PAGE_HEAD = """# numpy on traced values: what `ge.jit` supports
+
+Generated for numpy {numpy} from the live rule tables by
+`python -m ge.jit._page > docs/jit_numpy_support.md`; do not edit by hand. In Python,
+`ge.jit.numpy_support()` gives the same rows as data (a tuple of `SupportRow(name, kind,
+status, notes)`; see `docs/jit.md`), including rules registered at run time. Status:
+**supported**; **refused** (a rule that always raises, saying why); **unsupported** (no rule:
+using it raises `ge.jit.NotSupportedError`). Functions numpy does not dispatch (`np.zeros`,
+`np.arange`, ...) run on their concrete arguments and become constants.
+"""
+
+
+def render_page(table: SupportTable | None = None) -> str:
+    """``docs/jit_numpy_support.md``: a summary, then one table per kind."""
+    rows = numpy_support() if table is None else table
+    head = _PAGE_HEAD.format(numpy=np.__version__)
+    parts = [head, "| kind | supported | refused | unsupported |", "|---|---|---|---|"]
+    for kind in _KINDS:
+        counts = [
+            len(rows.select(kind, status)) for status in ("supported", "refused", "unsupported")
+        ]
+        parts.append(f"| {kind} | {counts[0]} | {counts[1]} | {counts[2]} |")
+    for kind in _KINDS:
+        parts += ["", f"## {kind}s", ""]
+        parts.append(rows.select(kind).as_markdown().rstrip("\n"))
+    return "\n".join(parts) + "\n"

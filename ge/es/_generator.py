@@ -282,6 +282,8 @@ def _input_ports(
                 f"('{kind}' object has no attribute '_handle')"
             )
         check_tensor_like(value)
+        if builder._built:  # GE-PY's convert_to_tensor_holder makes the constant first
+            builder._check_live("create constant" if isinstance(value, list) else "create scalar")
         fits = like is not None and (spec.dtypes is None or like in spec.dtypes)
         holder = to_const(builder, value, like if fits else None)
         return (holder._node, holder._port)

@@ -47,6 +47,26 @@ def test_prints_each_call_with_its_values_from_the_compiled_plan(out: Lines) -> 
     assert entry.runner is not None  # the compiled executor ran, not the interpreter
 
 
+def test_prints_from_the_reference_interpreter_while_kernels_compile(out: Lines) -> None:
+    @ge.jit
+    def f(x):
+        ge.jit.debug_print("x={} sum={}", x, x.sum())
+        return x * 2.0
+
+    f(_f32(1, 2))
+    assert out() == ["x=[1. 2.] sum=3.0"]
+    [entry] = f._cache.values()
+
+    class Compiling:  # a background job that is not done: calls run on the interpreter
+        def done(self) -> bool:
+            return False
+
+    entry.job = Compiling()
+    assert f(_f32(3, 4)).tolist() == [6.0, 8.0]
+    assert out() == ["x=[3. 4.] sum=7.0"]
+    entry.job = None
+
+
 def test_a_call_with_arrays_only_prints_on_the_fast_path_too(out: Lines) -> None:
     @ge.jit
     def f(x):

@@ -86,6 +86,19 @@ def test_a_missing_method_error_is_also_an_attribute_error() -> None:
         f(_x())
 
 
+def test_a_method_forwarding_to_a_function_without_a_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(tensor_holder._FUNCTIONS, "ravel")  # as if np.ravel had no rule
+    f = ge.jit(lambda x: x.ravel())
+    with pytest.raises(NotSupportedError) as caught:
+        f(_x())
+    assert str(caught.value).startswith(
+        "ge.jit does not support numpy.ndarray.ravel (it is numpy.ravel, which has no rule; "
+        f"called at {FILE}:"
+    )
+    row = ge.jit.numpy_support().row("numpy.ndarray.ravel")
+    assert row is not None and row.status == "unsupported"
+
+
 def test_a_typo_of_an_attribute_stays_pythons_attribute_error() -> None:
     f = ge.jit(lambda x: x.shpae)
     with pytest.raises(AttributeError) as caught:

@@ -214,3 +214,22 @@ def test_float32_cumsum_is_numpy_bit_for_bit() -> None:
     x = np.random.default_rng(3).normal(size=(64, 300)).astype(np.float32)
     (y,) = _run("Cumsum", x, {}, 1)
     np.testing.assert_array_equal(y, np.cumsum(x, axis=1))
+
+
+def test_topk_with_k_fed_at_run_time_runs_the_kernel() -> None:
+    """k decides the output shape: each value gets a plan of its own, still one kernel."""
+    graph = Graph("g")
+    x, k = data_node(graph, 0, [2, 5], "float32"), data_node(graph, 1, [], "int32")
+    node = add_op_node(graph, "TopKV2", [(x, 0), (k, 0)], {}, name="op")
+    graph.set_outputs([(node, 0), (node, 1)])
+    compiled = CompiledGraph(graph)
+    xs = _feed((2, 5), "float32", "k")
+    for kv in (2, 5, 0):
+        feeds = [xs, np.asarray(kv, np.int32)]
+        plan = compiled.plan_for([[2, 5], []], feeds)
+        assert plan is not None
+        assert all(isinstance(t, KernelTask) for t in plan.tasks if t.name == "op")
+        values, indices = compiled.run_arrays(feeds)
+        order = _order(xs, 1, True)[:, :kv]
+        _assert_same(indices, order.astype(np.int32))
+        _assert_same(values, np.take_along_axis(xs, order, 1))

@@ -14,14 +14,16 @@ without a transpose. Blocks share the rows.
   unsigned key of its size whose integer order is the sort's order (floats by the
   sign-magnitude trick, ``-0.0`` equal to ``0.0`` and NaN above +inf; signed ints with the
   sign bit flipped; descending: every bit flipped), so one comparison serves every dtype and
-  direction and half types need no conversion. The keys go to a per-block scratch row, the
-  positions ``0..n-1`` are sorted stably by insertion sort on runs of 16 then bottom-up merges
-  (ping-ponging between two scratch index rows), and the first ``k`` positions are written
-  with the values they point at, copied as raw bits. This is the order of
+  direction and half types need no conversion. Each row's keys go to a per-block scratch
+  row with their positions ``0..n-1``; the (key, position) pairs are sorted stably by
+  insertion sort on runs of 16 then bottom-up merges (ping-ponging between two scratch pairs
+  of rows, moving keys with their positions so every pass is sequential), and the first ``k``
+  positions are written with the values they point at, copied as raw bits. This is the order of
   ``ge.ops.sorting.stable_order``: ties keep their input order in both directions.
 
-The kernels' sources are self-contained (they call only ``_scalar``'s half conversions), so
-the disk cache's fingerprint needs nothing from this module.
+The kernels' sources are self-contained (they call no helper: halves are sorted by their bits
+and scanned through ``_scalar``'s conversions, which the disk cache already fingerprints), so
+the fingerprint needs nothing from this module.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import register_kernels
+from ge.compiler.kernels import Lowering, register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.lower import LowerContext
@@ -121,7 +123,7 @@ def _scan_source(dtype: np.dtype[Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lower_scan(prod: bool) -> Any:
+def lower_scan(prod: bool) -> Lowering:
     """The lowering of Cumsum (``prod`` False) or Cumprod; needs a constant ``axis``."""
 
     def lower(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
@@ -186,19 +188,27 @@ def _key_lines(dtype: np.dtype[Any], indent: str) -> list[str]:
 
 
 def _sort_body(indent: str) -> list[str]:
-    """Sort the positions in ``s`` by ``keys`` stably (ties keep their order); the result
-    ends in ``s`` (``d`` is the other index row)."""
+    """Sort the pairs (``sk`` keys, ``sv`` positions) stably by key (ties keep their order),
+    moving keys with their positions so every pass reads and writes sequentially; the result
+    ends in ``sk``/``sv`` (``dk``/``dv`` are the other pair of rows)."""
+    move = ["dk[o] = sk[{0}]", "dv[o] = sv[{0}]", "{0} += 1", "o += 1"]
+
+    def tail(var: str, end: str) -> list[str]:
+        return [f"        while {var} < {end}:"] + [f"            {m.format(var)}" for m in move]
+
     body = [
         f"for lo in range(0, n, {_RUN}):",
         f"    hi = min(lo + {_RUN}, n)",
         "    for i in range(lo + 1, hi):",
-        "        v = s[i]",
-        "        kv = keys[v]",
+        "        kv = sk[i]",
+        "        v = sv[i]",
         "        j = i - 1",
-        "        while j >= lo and kv < keys[s[j]]:",
-        "            s[j + 1] = s[j]",
+        "        while j >= lo and kv < sk[j]:",
+        "            sk[j + 1] = sk[j]",
+        "            sv[j + 1] = sv[j]",
         "            j -= 1",
-        "        s[j + 1] = v",
+        "        sk[j + 1] = kv",
+        "        sv[j + 1] = v",
         f"width = {_RUN}",
         "while width < n:",
         "    lo = 0",
@@ -209,25 +219,20 @@ def _sort_body(indent: str) -> list[str]:
         "        j = mid",
         "        o = lo",
         "        while i < mid and j < hi:",
-        "            if keys[s[j]] < keys[s[i]]:",
-        "                d[o] = s[j]",
-        "                j += 1",
+        "            if sk[j] < sk[i]:",
+        *[f"                {m.format('j')}" for m in move[:3]],
         "            else:",
-        "                d[o] = s[i]",
-        "                i += 1",
+        *[f"                {m.format('i')}" for m in move[:3]],
         "            o += 1",
-        "        while i < mid:",
-        "            d[o] = s[i]",
-        "            i += 1",
-        "            o += 1",
-        "        while j < hi:",
-        "            d[o] = s[j]",
-        "            j += 1",
-        "            o += 1",
+        *tail("i", "mid"),
+        *tail("j", "hi"),
         "        lo += 2 * width",
-        "    t = s",
-        "    s = d",
-        "    d = t",
+        "    tk = sk",
+        "    sk = dk",
+        "    dk = tk",
+        "    tv = sv",
+        "    sv = dv",
+        "    dv = tv",
         "    width *= 2",
     ]
     return [indent + line for line in body]
@@ -244,25 +249,28 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         "    inner = args[3]",
         "    descending = args[4] != 0",
         f"    sign = {u}({1 << (8 * size - 1):#x})",
-        f"    x = kernel_array(args[5], args[11], {u})",
-        f"    y = kernel_array(args[6], args[12], {u})",
-        "    yi = kernel_array(args[7], args[12], np.int32)",
-        f"    keys = kernel_array(args[8] + block_idx * n * {size}, n, {u})",
-        "    src = kernel_array(args[9] + block_idx * n * 8, n, np.int64)",
-        "    dst = kernel_array(args[10] + block_idx * n * 8, n, np.int64)",
+        f"    x = kernel_array(args[5], args[12], {u})",
+        f"    y = kernel_array(args[6], args[13], {u})",
+        "    yi = kernel_array(args[7], args[13], np.int32)",
+        f"    keys_a = kernel_array(args[8] + block_idx * n * {size}, n, {u})",
+        f"    keys_b = kernel_array(args[9] + block_idx * n * {size}, n, {u})",
+        "    pos_a = kernel_array(args[10] + block_idx * n * 8, n, np.int64)",
+        "    pos_b = kernel_array(args[11] + block_idx * n * 8, n, np.int64)",
         *_rows_loop(),
         "        ib = a * n * inner + b",
         "        ob = a * k * inner + b",
         "        for j in range(n):",
         "            at = ib + j * inner",
         *_key_lines(dtype, "            "),
-        "            keys[j] = kk",
-        "            src[j] = j",
-        "        s = src",
-        "        d = dst",
+        "            keys_a[j] = kk",
+        "            pos_a[j] = j",
+        "        sk = keys_a",
+        "        sv = pos_a",
+        "        dk = keys_b",
+        "        dv = pos_b",
         *_sort_body("        "),
         "        for j in range(k):",
-        "            p = s[j]",
+        "            p = sv[j]",
         "            y[ob + j * inner] = x[ib + p * inner]",
         "            yi[ob + j * inner] = np.int32(p)",
     ]
@@ -274,7 +282,7 @@ def _scratch(ctx: LowerContext, count: int, dtype: np.dtype[Any]) -> int:
     return ctx.plan.add_buffer(BufferSpec(BufferKind.INTERMEDIATE, 0, (count,), dtype))
 
 
-def lower_sort(axis_attr: str, descending_attr: str) -> Any:
+def lower_sort(axis_attr: str, descending_attr: str) -> Lowering:
     """The lowering of Sort / TopKV2 (the axis and direction under those attribute names);
     ``k`` is the output's size along the axis."""
 
@@ -290,13 +298,11 @@ def lower_sort(axis_attr: str, descending_attr: str) -> Any:
         rows = outer * inner
         blocks = _blocks(rows, n)
         width = max(n, 1) * blocks
-        scratch = [
-            _scratch(ctx, width, np.dtype(_UINT[spec.dtype.itemsize][3:])),
-            _scratch(ctx, width, np.dtype(np.int64)),
-            _scratch(ctx, width, np.dtype(np.int64)),
-        ]
+        keys = np.dtype(_UINT[spec.dtype.itemsize][3:])
+        index = np.dtype(np.int64)
+        scratch = [_scratch(ctx, width, t) for t in (keys, keys, index, index)]
         descending = int(bool(ctx.attrs[descending_attr]))
-        template = [rows, n, k, inner, descending, 0, 0, 0, 0, 0, 0]
+        template = [rows, n, k, inner, descending, 0, 0, 0, 0, 0, 0, 0]
         template += [_count(shape), _count(tuple(out_spec.shape))]
         buffers = [x, ctx.outputs[0], ctx.outputs[1], *scratch]
         return [
@@ -305,7 +311,7 @@ def lower_sort(axis_attr: str, descending_attr: str) -> Any:
                 kernel_from_source(_sort_source(spec.dtype), options=ctx.ge_options),
                 blocks,
                 template,
-                list(zip(range(5, 11), buffers, strict=True)),
+                list(zip(range(5, 12), buffers, strict=True)),
             )
         ]
 

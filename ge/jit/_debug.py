@@ -136,7 +136,8 @@ def _record(recorder: Recorder, fmt: str, tree: TreeDef, leaves: list[Any]) -> N
                 f"ge.jit.debug_print: {leaf!r} belongs to another graph than the one traced"
             )
         kept.append(_TRACED)
-        values.append(leaf)
+        # the value now: an in-place update later (x[0] = 1) rebinds ``leaf`` to a new node
+        values.append(recorder.builder._holder(leaf._node, leaf._port))
         samples.append(np.zeros([max(d, 0) for d in leaf.shape], leaf.dtype))
     _format(fmt, tree, samples)  # a template that cannot format fails here, when tracing
     recorder.prints.append(Print(fmt, tree, kept, len(values)))

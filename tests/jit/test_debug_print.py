@@ -145,6 +145,19 @@ def test_with_in_place_updates_and_a_constant_result(out: Lines) -> None:
     assert out() == ["x is [7. 2.]"]
 
 
+def test_prints_the_value_at_the_print_not_after_a_later_update(out: Lines) -> None:
+    @ge.jit
+    def f(x):
+        ge.jit.debug_print("before {}", x)
+        x[0] = 7.0
+        x += 1.0
+        ge.jit.debug_print("after {}", x)
+        return x
+
+    assert f(_f32(1, 2)).tolist() == [8.0, 3.0]
+    assert out() == ["before [1. 2.]", "after [8. 3.]"]
+
+
 def test_a_failing_call_prints_nothing(out: Lines) -> None:
     @ge.jit
     def f(x):

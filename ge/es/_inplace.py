@@ -24,11 +24,15 @@ Decisions:
   (a gather, an add, a scatter) applies once per distinct index, as in numpy. An index out of
   range is a ``GeError`` from TensorScatterUpdate naming the value when the graph runs.
 * Views: a holder made by basic slicing (a ``StridedSlice`` output) is a view in numpy, and a
-  write into it would change its base there. That is not propagated here, so ``y = x[0:2];
-  y[:] = 1`` raises a ``GeTypeError`` (copy first: ``np.copy(x[0:2])``) rather than silently
-  diverging. ``x[a:b] += v`` works (Python reads ``x[a:b]``, adds, and assigns back into
-  ``x``); the one form not detected is ``y = x[0:2]; y += 1``, where ``y`` is rebound to a new
-  value and ``x`` is left alone (numpy would change ``x``).
+  write into it changes its base there. Views recorded with ``note_view(view, base, key)``
+  (``TensorHolder``'s basic indexing records them inside ge.jit) follow numpy: a write into
+  the view (``y = x[0:2]; y += 1``, ``y[0] = 5``) is written through into its base (and its
+  base's base), and a write into a base slices its live views again, so both see every
+  update; ``x[a:b] += v`` writes once (Python's closing ``x[a:b] = y`` is recognised). A
+  ``StridedSlice`` holder that was not recorded refuses writes (``y[:] = 1`` raises a
+  ``GeTypeError``: copy first, ``np.copy(x[0:2])``) rather than silently diverging, and
+  ``x[a:b] += v`` still works there (Python reads ``x[a:b]``, adds, and assigns back). Other
+  numpy views (``x.T``, ``x.reshape``) are values of their own here.
 * Augmented assignment (``+= -= *= /= //= %= **= @=``) computes with numpy's rules
   (``ge.es._numpy_rules``) and casts back to ``x``'s dtype under numpy's ``same_kind`` rule,
   raising ``GeTypeError`` with numpy's ``UFuncTypeError`` wording otherwise (``int_arr += 1.5``);
@@ -44,6 +48,7 @@ Decisions:
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,7 +58,7 @@ from ge.error import GeTypeError, GeValueError
 if TYPE_CHECKING:
     from ge.es.tensor_holder import TensorHolder
 
-__all__ = ["augmented", "copyto", "fill", "setitem"]
+__all__ = ["augmented", "copyto", "fill", "note_view", "setitem"]
 
 _VIEW_OPS = frozenset({"StridedSlice"})
 
@@ -65,7 +70,78 @@ def _static_shape(x: TensorHolder, what: str) -> tuple[int, ...]:
     return shape
 
 
+class _ByIdentity:
+    """A map from live holders to values, by identity (a holder's ``==`` is elementwise, so a
+    ``WeakKeyDictionary`` cannot hold them); an entry goes when its holder does."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[TensorHolder], Any]] = {}
+
+    def __setitem__(self, holder: TensorHolder, value: Any) -> None:
+        key = id(holder)
+        items = self._items
+        items[key] = (weakref.ref(holder, lambda _: items.pop(key, None)), value)
+
+    def get(self, holder: TensorHolder) -> Any:
+        entry = self._items.get(id(holder))
+        return None if entry is None or entry[0]() is not holder else entry[1]
+
+    def __contains__(self, holder: TensorHolder) -> bool:
+        return self.get(holder) is not None
+
+    def items(self) -> list[tuple[TensorHolder, Any]]:
+        live = [(ref(), value) for ref, value in list(self._items.values())]
+        return [(h, value) for h, value in live if h is not None]
+
+
+# view -> (its base, the basic key it was sliced with), for views ``note_view`` recorded
+_VIEWS = _ByIdentity()
+# a view written through to its base -> the base's value right after (so Python's own
+# ``base[key] = view`` that ends ``base[key] += v`` is not written twice)
+_WRITTEN = _ByIdentity()
+
+
+def note_view(view: TensorHolder, base: TensorHolder, key: Any) -> None:
+    """Record that ``view`` is ``base[key]`` with a basic key (ints, slices, ``...``, None), a
+    view in numpy: updates of either are then seen by the other (``_commit``)."""
+    _VIEWS[view] = (base, key)
+
+
+def _commit(x: TensorHolder, value: TensorHolder, skip: TensorHolder | None = None) -> None:
+    """Rebind ``x`` to its updated ``value`` keeping numpy's aliasing: a recorded view writes
+    its new value through into its base, and the live views of ``x`` are sliced again from
+    it (``skip``: the view whose write-through this is, already up to date)."""
+    x._rebind(value)
+    link = _VIEWS.get(x)
+    if link is not None:
+        base, key = link
+        _commit(base, _assigned(base, key, x), skip=x)
+        _WRITTEN[x] = (base._node, base._port)
+    _refresh(x, skip)
+
+
+def _refresh(x: TensorHolder, skip: TensorHolder | None) -> None:
+    """Slice every live recorded view of ``x`` (but ``skip``) again from its new value."""
+    from ge.es.tensor_holder import _index  # noqa: PLC0415  (it imports us)
+
+    for view, (of, key) in _VIEWS.items():
+        if of is x and view is not skip:
+            view._rebind(_index(x, _key_tuple(key)))
+            _refresh(view, None)
+
+
+def _assigned(x: TensorHolder, key: Any, v: Any) -> TensorHolder:
+    """The value of ``x`` after ``x[key] = v``, leaving the holder ``x`` as it is."""
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
+
+    probe = TensorHolder._make(x._builder, x._node, x._port)
+    _set(probe, key, v)
+    return probe
+
+
 def _check_not_view(x: TensorHolder) -> None:
+    if x in _VIEWS:
+        return  # a recorded view: its writes go through to its base
     if x._node.type in _VIEW_OPS:
         raise GeTypeError(
             f"in-place update of {x!r}, a slice of another traced value: in numpy it is a "
@@ -103,6 +179,14 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
     from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
 
     _check_not_view(x)
+    if isinstance(v, TensorHolder) and _WRITTEN.get(v) == (x._node, x._port):
+        return  # the end of ``x[key] += v`` through a recorded view: already written
+    _set(x, key, v)
+
+
+def _set(x: TensorHolder, key: Any, v: Any) -> None:
+    from ge.es.tensor_holder import TensorHolder  # noqa: PLC0415
+
     items = _key_tuple(key)
     traced = [k for k in items if isinstance(k, TensorHolder)]
     if traced:
@@ -139,7 +223,7 @@ def setitem(x: TensorHolder, key: Any, v: Any) -> None:
     else:
         mask = x._operand((source >= 0).reshape(shape))
         result = x._op("SelectV2", mask, gathered, x)
-    x._rebind(result)
+    _commit(x, result)
 
 
 def _fit(value: TensorHolder, shape: tuple[int, ...]) -> TensorHolder | None:
@@ -172,7 +256,7 @@ def _scattered(x: TensorHolder, key: Any, v: Any) -> None:
     coords = coordinates(x, key)
     value = _fit(_value(x, v), tuple(coords.shape[:-1]))
     if value is not None:
-        x._rebind(x._op("TensorScatterUpdate", x, coords, value))
+        _commit(x, x._op("TensorScatterUpdate", x, coords, value))
 
 
 def _masked(x: TensorHolder, mask: TensorHolder, v: Any) -> None:
@@ -190,7 +274,7 @@ def _masked(x: TensorHolder, mask: TensorHolder, v: Any) -> None:
             f"{list(x.shape)}"
         )
     scalar = value.reshape([]) if value.ndim else value
-    x._rebind(x._op("SelectV2", x._operand(mask), scalar, x))
+    _commit(x, x._op("SelectV2", x._operand(mask), scalar, x))
 
 
 def fill(x: TensorHolder, v: Any) -> None:
@@ -223,9 +307,9 @@ def augmented(x: TensorHolder, ufunc: str, method: str, other: Any) -> TensorHol
         if not np.can_cast(result.dtype, x.dtype, "same_kind"):
             raise _casting_error(ufunc, result.dtype, x.dtype)
         result = result.astype(x.dtype)
-    if x._node.type in _VIEW_OPS:
+    if x not in _VIEWS and x._node.type in _VIEW_OPS:
         return result  # a slice read for x[a:b] += v: Python assigns the result back
-    x._rebind(result)
+    _commit(x, result)
     return x
 
 
@@ -259,7 +343,7 @@ def copyto(
     condition = dst._operand(where if isinstance(where, TensorHolder) else np.asarray(where))
     if condition.dtype != np.bool_:
         raise GeTypeError(f"np.copyto's where must be boolean, got {condition.dtype}")
-    dst._rebind(dst._op("SelectV2", condition, full, dst))
+    _commit(dst, dst._op("SelectV2", condition, full, dst))
 
 
 def _copy(anchor: TensorHolder, a: Any, **_: Any) -> TensorHolder:

@@ -11,6 +11,8 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
   uint64, as ``np.sum``). A 0-d input is one element (numpy ravels it). float16 accumulates
   in float32, rounded once per output (numpy rounds every partial sum to float16, so long
   float16 scans differ by float16 rounding). ``dtype=bool`` is numpy's logical or / and.
+  numpy 2's ``cumulative_sum``/``cumulative_prod`` are the same scans (``include_initial``
+  puts the identity first; ``axis`` is required above 1-d, as numpy requires it).
 - ``sort``/``argsort``: ``kind`` is accepted and ignored: every sort is stable (numpy's
   ``kind='stable'``), NaN last; ``argsort`` gives int64 (numpy's intp). ``order`` (fields of
   structured arrays) is refused.
@@ -39,7 +41,16 @@ import numpy as np
 
 from ge.error import GeTypeError, GeValueError
 from ge.es import _numpy_rules
-from ge.es._numpy_api import _axes, _axis, _h, _isnan, _known, _reshape, _transpose
+from ge.es._numpy_api import (
+    _axes,
+    _axis,
+    _concatenate,
+    _h,
+    _isnan,
+    _known,
+    _reshape,
+    _transpose,
+)
 from ge.es.tensor_holder import TensorHolder, _index
 
 __all__ = ["FUNCTIONS"]
@@ -143,6 +154,42 @@ def _scan_rule(method: str, op_type: str) -> Rule:
 
 _register("cumsum")(_scan_rule("cumsum", "Cumsum"))
 _register("cumprod")(_scan_rule("cumprod", "Cumprod"))
+
+
+def _cumulative_rule(method: str, identity: int) -> Rule:
+    """numpy 2's ``cumulative_sum``/``cumulative_prod``: ``cumsum``/``cumprod`` with ``axis``
+    required above 1-d, and ``include_initial`` putting the identity first."""
+    scan = _scan_rule(method, "Cumsum" if identity == 0 else "Cumprod")
+    what = "cumulative_sum" if identity == 0 else "cumulative_prod"
+
+    def rule(
+        anchor: TensorHolder,
+        x: Any,
+        /,
+        *,
+        axis: Any = None,
+        dtype: Any = None,
+        include_initial: bool = False,
+    ) -> TensorHolder:
+        holder = _h(anchor, x)
+        if axis is None and holder.ndim > 1:
+            raise GeValueError(
+                f"np.{what}: for arrays which have more than one dimension the axis "
+                f"argument is required, got a {holder.ndim}-d array"
+            )
+        y: TensorHolder = scan(anchor, holder, axis, dtype)
+        if not include_initial:
+            return y
+        ax = _axis(0 if axis is None else axis, y.ndim, what)
+        head = [1 if i == ax else d for i, d in enumerate(_known(y, what))]
+        first = y._operand(np.full(head, identity, y.dtype))
+        return _concatenate(y, [first, y], ax)
+
+    return rule
+
+
+_register("cumulative_sum")(_cumulative_rule("cumsum", 0))
+_register("cumulative_prod")(_cumulative_rule("cumprod", 1))
 
 
 # --- sorts ---------------------------------------------------------------------------------------

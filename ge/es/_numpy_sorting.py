@@ -362,7 +362,7 @@ def _quantile_at(s: TensorHolder, virtual: Any, weak: bool, n: int) -> TensorHol
     if np.asarray(virtual).dtype.kind in "iu":  # an integer q: no interpolation
         return _at(s, int(virtual) % n)
     below, above = _neighbours(float(virtual), n)
-    gamma = np.asarray(virtual - below, np.float64)
+    gamma = np.asarray(virtual - below, np.asarray(virtual).dtype)  # numpy keeps q's type
     t: Any = float(gamma) if weak else gamma
     return _lerp(_at(s, below % n), _at(s, above % n), t, bool(gamma >= 0.5))
 

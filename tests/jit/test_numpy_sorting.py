@@ -83,6 +83,7 @@ CASES: tuple[Case, ...] = (
         lambda x: np.quantile(x, np.array([0.25, 0.8]), axis=0, keepdims=True),
         dtypes=NO_BOOL,
     ),
+    Case("quantile_f32_q", lambda x: np.quantile(x, np.float32(0.3), axis=1), dtypes=NO_BOOL),
     Case("quantile_int_q", lambda x: np.quantile(x, 1, axis=0), dtypes=NO_BOOL),
     Case("quantile_ends", lambda x: np.quantile(x, [0.0, 1.0]), dtypes=NO_BOOL),
     Case("percentile", lambda x: np.percentile(x, 40, axis=-1), dtypes=NO_BOOL),

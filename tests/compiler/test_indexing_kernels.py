@@ -1,7 +1,7 @@
 """The indexing ops' kernels (ge/compiler/kernels/indexing.py): every op runs as kernel launches
 (no reference host task), multi-block launches agree with numpy, duplicates and integer
-wrap-around behave as the references say, a computed ReverseV2 axis falls back to the
-reference, and an out-of-range index fails the launch with the reference's message (the op,
+wrap-around behave as the references say, a computed ReverseV2 axis is read by its kernel,
+and an out-of-range index fails the launch with the reference's message (the op,
 the input, the bad value and the valid range) through Session and ge.jit alike."""
 
 from __future__ import annotations
@@ -136,13 +136,37 @@ def test_runs_as_kernels(
     assert all(isinstance(t, KernelTask) for t in _op_tasks(tasks, op))  # no host fallback
 
 
-def test_computed_reverse_axis_runs_the_reference() -> None:
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((6, 5), [1]), ((2, 3, 4), [0, -1]), ((4,), []), ((), []), ((0, 3), [0])],
+    ids=["one", "two", "none", "scalar", "empty"],
+)
+def test_computed_reverse_axis_runs_a_kernel(shape: tuple[int, ...], axes: list[int]) -> None:
     graph = _graph(
-        "k_rev_computed", lambda b, x, a: ge.es.ReverseV2(x, a), ([6, 5], F32), ([1], I64)
+        "k_rev_computed",
+        lambda b, x, a: ge.es.ReverseV2(x, a),
+        (list(shape), F32),
+        ([len(axes)], I64),
     )
-    out, tasks = _run(graph, X, np.array([1], np.int64))
-    np.testing.assert_array_equal(out, X[:, ::-1])
-    assert any(isinstance(t, HostTask) for t in _op_tasks(tasks, "ReverseV2"))
+    x = RNG.normal(size=shape).astype(np.float32)
+    out, tasks = _run(graph, x, np.array(axes, np.int64))
+    np.testing.assert_array_equal(out, np.flip(x, tuple(axes)) if axes else x)
+    assert all(isinstance(t, KernelTask) for t in _op_tasks(tasks, "ReverseV2"))
+
+
+@pytest.mark.parametrize(
+    ("axes", "message"),
+    [([2], "axis 2 is out of range for rank 2"), ([0, -2], "repeat an axis")],
+    ids=["out-of-range", "repeated"],
+)
+def test_computed_reverse_axis_bad_value(axes: list[int], message: str) -> None:
+    session = Session(CONFIG)
+    graph = _graph(
+        "k_rev_bad", lambda b, x, a: ge.es.ReverseV2(x, a), ([6, 5], F32), ([len(axes)], I64)
+    )
+    session.add_graph(0, graph)
+    with pytest.raises(GeError, match=message):
+        session.run_graph(0, [Tensor.from_numpy(X), Tensor.from_numpy(np.array(axes, np.int64))])
 
 
 def test_multi_block_launches_match_numpy() -> None:

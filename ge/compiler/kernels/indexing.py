@@ -3,7 +3,8 @@ TensorScatterAdd (``ge.ops.indexing``).
 
 * ``ReverseV2`` with a constant ``axis`` is one launch of the shared affine copy kernel
   (``movement``): a reversed dim starts at its last element with step -1. A computed ``axis``
-  (a value only known at run time) runs the op's reference.
+  (a value only known at run time) runs a kernel that reads it first (a bad axis stops it and
+  the reference explains).
 * ``MirrorPad`` with constant ``paddings``: one kernel per element size maps each output
   index back into ``x`` by one reflection (``c < 0``: ``-c - m``; ``c >= d``: ``2d - 2 + m - c``,
   ``m`` 1 for SYMMETRIC and 0 for REFLECT; the op refuses pads needing a second reflection).
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ge.compiler.kernels import register_kernels
+from ge.compiler.kernels import first_lowering, register_kernels
 from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store, block_dim_for
 from ge.compiler.kernels.movement import MAX_RANK, Affine, _contiguous_strides, affine_task
@@ -65,6 +66,84 @@ def lower_reverse(ctx: LowerContext) -> Tasks | None:
     )
     task = affine_task(ctx, x_buf, ctx.outputs[0], copy)
     return None if task is None else [task]
+
+
+def _reverse_source(itemsize: int, axis_t: np.dtype[Any]) -> str:
+    """ReverseV2 with ``axis`` read when the kernel runs: each block finds the reversed dims
+    (an axis out of range or repeated stops the kernel), then copies element by element."""
+    r = range(MAX_RANK)
+    t = _UINT[itemsize]
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[3], {t})",
+        f"    src = kernel_array(args[1], args[3], {t})",
+        f"    axes = kernel_array(args[2], args[4], np.{axis_t.name})",
+        "    n = args[5]",
+        "    rank = args[6]",
+        "    naxes = args[7]",
+    ]
+    lines += [f"    d{k} = args[{8 + k}]" for k in r]
+    lines += [f"    f{k} = 0" for k in r]
+    lines += [
+        "    for j in range(naxes):",
+        "        a = np.int64(axes[j])",
+        "        if a < 0:",
+        "            a += rank",
+        "        if a < 0 or a >= rank:",
+        "            raise IndexError()",
+        f"        a += {MAX_RANK} - rank",
+    ]
+    for k in r:
+        lines += [
+            f"        if a == {k}:",
+            f"            if f{k} != 0:",
+            "                raise IndexError()",
+            f"            f{k} = 1",
+        ]
+    lines += [
+        "    chunk = (n + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        "    stop = min(n, begin + chunk)",
+        "    for i in range(begin, stop):",
+        "        rest = i",
+        "        s = 0",
+        "        step = 1",
+    ]
+    for k in reversed(r):
+        lines += [
+            f"        c = rest % d{k}",
+            f"        rest = rest // d{k}",
+            f"        if f{k} != 0:",
+            f"            c = d{k} - 1 - c",
+            "        s += c * step",
+            f"        step *= d{k}",
+        ]
+    lines.append("        out[i] = src[s]")
+    return _lines(*lines)
+
+
+def lower_reverse_computed(ctx: LowerContext) -> Tasks | None:
+    """ReverseV2 whose ``axis`` is only known at run time."""
+    x_buf, a_buf = ctx.inputs
+    if x_buf is None or a_buf is None:
+        return None
+    x, axes = ctx.spec(x_buf), ctx.spec(a_buf)
+    if len(x.shape) > MAX_RANK or x.dtype.itemsize not in _UINT:
+        return None
+    n, naxes = _count(x.shape), _count(axes.shape)
+    dims = [1] * (MAX_RANK - len(x.shape)) + list(x.shape)
+    template = [0, 0, 0, max(n, 1), max(naxes, 1), n, len(x.shape), naxes, *dims]
+    return [
+        kernel_task(
+            ctx.node.name,
+            kernel_from_source(
+                _reverse_source(x.dtype.itemsize, axes.dtype), options=ctx.ge_options
+            ),
+            block_dim_for(n),
+            template,
+            [(0, ctx.outputs[0]), (1, x_buf), (2, a_buf)],
+        )
+    ]
 
 
 # --- MirrorPad ---------------------------------------------------------------------------------
@@ -269,7 +348,7 @@ def _lower_scatter(add: bool, order: tuple[int, int, int]) -> Any:
 
 
 for _op, _lowering in (
-    ("ReverseV2", lower_reverse),
+    ("ReverseV2", first_lowering(lower_reverse, lower_reverse_computed)),
     ("MirrorPad", lower_mirror_pad),
     ("GatherNd", lower_gather_nd),
     ("ScatterNd", _lower_scatter(True, (-1, 0, 1))),

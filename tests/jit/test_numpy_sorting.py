@@ -31,6 +31,7 @@ class Case:
     shape: tuple[int, ...] = (4, 6)
     dtypes: tuple[str, ...] = ALL
     layout: str = "C"  # "T": a transposed view, "S": every other column
+    quick: bool = True  # False: every dtype under -m slow (cases that compile many kernels)
 
 
 def _stable_argsort(axis: Any = -1) -> Callable[[np.ndarray], np.ndarray]:
@@ -71,10 +72,12 @@ CASES: tuple[Case, ...] = (
     Case("median_all", np.median, dtypes=NO_BOOL),
     Case("median_axis", lambda x: np.median(x, axis=1), (4, 5), dtypes=NO_BOOL),
     Case("median_even", lambda x: np.median(x, axis=-1), (3, 6), dtypes=NO_BOOL),
-    Case("median_axes", lambda x: np.median(x, axis=(0, 2)), (2, 3, 3), dtypes=NO_BOOL),
+    Case(
+        "median_axes", lambda x: np.median(x, axis=(0, 2)), (2, 3, 3), dtypes=NO_BOOL, quick=False
+    ),
     Case("median_keepdims", lambda x: np.median(x, axis=0, keepdims=True), dtypes=NO_BOOL),
-    Case("median_scalar", np.median, (), dtypes=NO_BOOL),
-    Case("median_bool", np.median, (3, 4), dtypes=("bool",)),
+    Case("median_scalar", np.median, (), dtypes=NO_BOOL, quick=False),
+    Case("median_bool", np.median, (3, 4), dtypes=("bool",), quick=False),
     Case("median_transposed", lambda x: np.median(x, axis=0), layout="T", dtypes=NO_BOOL),
     Case("quantile", lambda x: np.quantile(x, 0.3), dtypes=NO_BOOL),
     Case("quantile_list", lambda x: np.quantile(x, [0.1, 0.5, 0.9], axis=1), dtypes=NO_BOOL),
@@ -82,12 +85,18 @@ CASES: tuple[Case, ...] = (
         "quantile_array_q",
         lambda x: np.quantile(x, np.array([0.25, 0.8]), axis=0, keepdims=True),
         dtypes=NO_BOOL,
+        quick=False,
     ),
     Case("quantile_f32_q", lambda x: np.quantile(x, np.float32(0.3), axis=1), dtypes=NO_BOOL),
     Case("quantile_int_q", lambda x: np.quantile(x, 1, axis=0), dtypes=NO_BOOL),
-    Case("quantile_ends", lambda x: np.quantile(x, [0.0, 1.0]), dtypes=NO_BOOL),
+    Case("quantile_ends", lambda x: np.quantile(x, [0.0, 1.0]), dtypes=NO_BOOL, quick=False),
     Case("percentile", lambda x: np.percentile(x, 40, axis=-1), dtypes=NO_BOOL),
-    Case("percentile_2d_q", lambda x: np.percentile(x, [[10, 50], [75, 100]]), dtypes=NO_BOOL),
+    Case(
+        "percentile_2d_q",
+        lambda x: np.percentile(x, [[10, 50], [75, 100]]),
+        dtypes=NO_BOOL,
+        quick=False,
+    ),
 )
 
 
@@ -124,7 +133,9 @@ def _check(actual: Any, expected: Any, dtype: str) -> None:
 @pytest.mark.parametrize(
     ("case", "dtype"),
     [
-        pytest.param(c, d, id=f"{c.name}-{d}", marks=() if d == c.dtypes[0] else pytest.mark.slow)
+        pytest.param(
+            c, d, id=f"{c.name}-{d}", marks=() if c.quick and d == c.dtypes[0] else pytest.mark.slow
+        )
         for c in CASES
         for d in c.dtypes
     ],

@@ -536,7 +536,18 @@ class Program:
             _host_runner(task, plan.buffers, subruns) if isinstance(task, HostTask) else None
             for task in plan.tasks
         ]
-        self.batch = _Batch.of(plan.tasks, self.functions) if _launcher.available() else None
+        self._batch: _Batch | None = None
+        self._laid_out = False
+
+    @property
+    def batch(self) -> _Batch | None:
+        """The kernels laid out for the native launcher (``None`` where it cannot run). Made
+        on the first run, not at bind: asking whether the launcher runs starts its pool, which
+        a model loaded but not yet run should not pay for."""
+        if not self._laid_out:
+            self._batch = _Batch.of(self.tasks, self.functions) if _launcher.available() else None
+            self._laid_out = True
+        return self._batch
 
     def at(self, addrs: np.ndarray) -> BoundPlan:
         """The program with its buffers at ``addrs``: every kernel argument filled in, ready to

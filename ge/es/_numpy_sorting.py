@@ -12,7 +12,8 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
   in float32, rounded once per output (numpy rounds every partial sum to float16, so long
   float16 scans differ by float16 rounding). ``dtype=bool`` is numpy's logical or / and.
   numpy 2's ``cumulative_sum``/``cumulative_prod`` are the same scans (``include_initial``
-  puts the identity first; ``axis`` is required above 1-d, as numpy requires it).
+  puts the identity first; ``axis`` is required above 1-d, as numpy requires it);
+  ``nancumsum``/``nancumprod`` scan with NaN taken as 0 / 1, as numpy's.
 - ``sort``/``argsort``: ``kind`` is accepted and ignored: every sort is stable (numpy's
   ``kind='stable'``), NaN last; ``argsort`` gives int64 (numpy's intp). ``order`` (fields of
   structured arrays) is refused.
@@ -154,6 +155,25 @@ def _scan_rule(method: str, op_type: str) -> Rule:
 
 _register("cumsum")(_scan_rule("cumsum", "Cumsum"))
 _register("cumprod")(_scan_rule("cumprod", "Cumprod"))
+
+
+def _nan_scan_rule(method: str, identity: int) -> Rule:
+    """``np.nancumsum``/``np.nancumprod``: NaN replaced by the identity (numpy's
+    ``_replace_nan``; other dtypes have no NaN), then the scan."""
+    scan = _scan_rule(method, "Cumsum" if identity == 0 else "Cumprod")
+
+    def rule(anchor: TensorHolder, a: Any, axis: Any = None, dtype: Any = None) -> TensorHolder:
+        x = _h(anchor, a)
+        if x.dtype.kind == "f":
+            x = x._op("SelectV2", _isnan(x), x._operand(np.asarray(identity, x.dtype)), x)
+        result: TensorHolder = scan(anchor, x, axis, dtype)
+        return result
+
+    return rule
+
+
+_register("nancumsum")(_nan_scan_rule("cumsum", 0))
+_register("nancumprod")(_nan_scan_rule("cumprod", 1))
 
 
 def _cumulative_rule(method: str, identity: int) -> Rule:

@@ -56,6 +56,8 @@ CASES: tuple[Case, ...] = (
     Case("cumulative_sum_1d", np.cumulative_sum, (7,)),
     Case("cumulative_prod", lambda x: np.cumulative_prod(x, axis=0, include_initial=True), (3, 2)),
     Case("cumulative_prod_empty", lambda x: np.cumulative_prod(x, include_initial=True), (0,)),
+    Case("nancumsum", lambda x: np.nancumsum(x, axis=1)),
+    Case("nancumprod_flat", np.nancumprod, (2, 3)),
     Case("sort_last", np.sort),
     Case("sort_axis0", lambda x: np.sort(x, axis=0), (5, 3, 2)),
     Case("sort_flat", lambda x: np.sort(x, axis=None)),
@@ -153,6 +155,8 @@ def test_nan_sorts_last_and_propagates(dtype: str) -> None:
     for fn in (
         np.sort,
         lambda v: np.argsort(v, kind="stable"),
+        lambda v: np.nancumsum(v, axis=1),
+        lambda v: np.nancumprod(v, axis=0, dtype=np.float64),
         lambda v: np.median(v, axis=1),
         lambda v: np.quantile(v, [0.2, 0.7], axis=1),
         np.median,

@@ -96,7 +96,15 @@ _WHERE = {
 }
 
 
+# submodules, imported on first use as attributes too (``ge.runtime.memory.contains``)
+_SUBMODULES = frozenset(
+    {"executor", "format", "kernel", "memory", "model", "om", "plan", "shape", "stream", "types"}
+)
+
+
 def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"ge.runtime.{name}")
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'ge.runtime' has no attribute {name!r}")

@@ -117,6 +117,8 @@ def coordinates(x: TensorHolder, key: Any) -> TensorHolder:
     after = [k for k in ranges if k not in before]
     out_shape = [len(ranges[k]) for k in before] + list(adv_shape) + [len(ranges[k]) for k in after]
     lead, nadv = len(before), len(adv_shape)
+    if 0 in out_shape:  # nothing selected: no coordinates to build (nor kernels to run)
+        return x._operand(np.zeros([*out_shape, len(shape)], np.int64))
     parts = []
     for k in range(len(shape)):
         if k in arrays:

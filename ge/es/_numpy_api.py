@@ -816,7 +816,7 @@ def _take_along_axis(anchor: TensorHolder, arr: Any, indices: Any, axis: Any) ->
     else:
         n = _axis(axis, x.ndim, "take_along_axis")
     if isinstance(indices, TensorHolder):
-        raise GeValueError("np.take_along_axis of a traced value needs constant indices")
+        return _along_axis_gather(x, indices, n)
     idx = np.asarray(indices, dtype=np.int64)
     shape = _known(x, "take_along_axis")
     if idx.ndim != x.ndim:
@@ -840,6 +840,27 @@ def _take_along_axis(anchor: TensorHolder, arr: Any, indices: Any, axis: Any) ->
     return _reshape(_gather(_reshape(xb, [-1]), flat.reshape(-1), 0), list(out_shape))
 
 
+def _along_axis_key(x: TensorHolder, idx: Any, n: int, what: str) -> tuple[Any, ...]:
+    """numpy's fancy key for ``*_along_axis``: ``idx`` on axis ``n``, aranges elsewhere."""
+    shape = _known(x, what)
+    if idx.ndim != x.ndim:
+        raise GeValueError(
+            f"np.{what}: `indices` and `arr` must have the same number of dimensions, "
+            f"got {idx.ndim} and {x.ndim}"
+        )
+    return tuple(
+        idx if k == n else np.arange(d).reshape([d if j == k else 1 for j in range(x.ndim)])
+        for k, d in enumerate(shape)
+    )
+
+
+def _along_axis_gather(x: TensorHolder, indices: TensorHolder, n: int) -> TensorHolder:
+    """``take_along_axis`` with traced indices: one ``GatherNd``."""
+    from ge.es import _advanced_index  # noqa: PLC0415
+
+    return _advanced_index.gather(x, _along_axis_key(x, indices, n, "take_along_axis"))
+
+
 @_register("put_along_axis")
 def _put_along_axis(anchor: TensorHolder, arr: Any, indices: Any, values: Any, axis: Any) -> None:
     """numpy's in-place ``put_along_axis``: rebinds the traced ``arr`` to the updated value
@@ -852,19 +873,10 @@ def _put_along_axis(anchor: TensorHolder, arr: Any, indices: Any, values: Any, a
         )
     x = arr if axis is not None else _reshape(arr, [-1])
     n = 0 if axis is None else _axis(axis, x.ndim, "put_along_axis")
-    shape = _known(x, "put_along_axis")
     idx = indices if isinstance(indices, TensorHolder) else np.asarray(indices)
-    if idx.ndim != x.ndim:
-        raise GeValueError(
-            f"np.put_along_axis: `indices` and `arr` must have the same number of dimensions, "
-            f"got {idx.ndim} and {x.ndim}"
-        )
     if not isinstance(idx, TensorHolder) and idx.size and idx.dtype.kind not in "iu":
         raise GeTypeError(f"np.put_along_axis: `indices` must be an integer array, got {idx.dtype}")
-    key = tuple(
-        idx if k == n else np.arange(d).reshape([d if j == k else 1 for j in range(x.ndim)])
-        for k, d in enumerate(shape)
-    )
+    key = _along_axis_key(x, idx, n, "put_along_axis")
     if axis is None:
         flat = x  # a reshape of arr: update it, then rebind arr to its reshape back
         arr._builder._atomically(_inplace.setitem, flat, key, values)

@@ -1,4 +1,4 @@
-"""numpy's flip, pad (reflect / symmetric / wrap), put_along_axis and traced integer-array
+"""numpy's flip, pad (reflect / symmetric / wrap), put/take_along_axis and traced integer-array
 keys (``x[idx]``, ``x[idx] = v``, ``x[idx] += v``, ``x[i, idx] = v``) through ``@ge.jit``, against
 numpy: values, dtype and shape, the caller's array written back, and bad input."""
 
@@ -199,6 +199,21 @@ def test_put_along_axis_constant_indices_and_traced_values() -> None:
     _check(fn, X34, np.array([[5.0], [6.0], [7.0]], np.float32))
 
 
+@pytest.mark.parametrize(
+    ("x", "idx", "axis"),
+    [
+        (X34, np.array([[0], [3], [-1]]), 1),
+        (X34, np.array([[2, 0, 1, 1]]), 0),
+        (X345, np.array([[[4, 0]], [[1, 1]], [[-5, 2]]]), -1),
+        (X34, np.array([5, 0, -1]), None),
+        (X34 > 0, np.zeros((3, 0), np.int64), 1),
+    ],
+    ids=["axis1", "axis0-broadcast", "3d-neg", "flat", "empty-bool"],
+)
+def test_take_along_axis_traced_indices(x: np.ndarray, idx: np.ndarray, axis: Any) -> None:
+    _check(lambda a, i: np.take_along_axis(a, i, axis), x, idx)
+
+
 # --- bad input ------------------------------------------------------------------------------------
 BAD: list[tuple[str, Callable[..., Any], tuple[Any, ...], type[Exception], str]] = [
     ("float index", _set(lambda i: i, 0.0), (X34, np.array([0.5])), GeTypeError, "integer"),
@@ -231,6 +246,13 @@ BAD: list[tuple[str, Callable[..., Any], tuple[Any, ...], type[Exception], str]]
         (X34, np.array([1, 3])),
         GeError,
         "TensorScatterUpdate input 'indices' holds 3 at",
+    ),
+    (
+        "take ndim",
+        lambda x, i: np.take_along_axis(x, i, 1),
+        (X34, np.array([0])),
+        GeValueError,
+        "same number of dimensions",
     ),
     ("put ndim", _put(1, 0.0), (X34, np.array([0])), GeValueError, "same number of dimensions"),
     ("pad width", lambda x: np.pad(x, ((1, 2, 3),), "reflect"), (X34,), GeValueError, "2 dims"),

@@ -56,6 +56,8 @@ def lower_reverse(ctx: LowerContext) -> Tasks | None:
         return None
     shape = list(ctx.spec(x_buf).shape)
     axes = reverse_axes(axis_value, len(shape))
+    if 0 in shape:
+        return []  # nothing to move (and no zero-size buffer to view)
     strides = _contiguous_strides(shape)
     copy = Affine(
         shape,
@@ -128,9 +130,11 @@ def lower_reverse_computed(ctx: LowerContext) -> Tasks | None:
     if x_buf is None or a_buf is None:
         return None
     x, axes = ctx.spec(x_buf), ctx.spec(a_buf)
-    if len(x.shape) > MAX_RANK or x.dtype.itemsize not in _UINT:
-        return None
+    if len(x.shape) > MAX_RANK or x.dtype.itemsize not in _UINT or 0 in x.shape:
+        return None  # an empty x: the reference (which still checks the axes)
     n, naxes = _count(x.shape), _count(axes.shape)
+    if not naxes:  # nothing to read: a one-element plan constant stands in for the axes
+        a_buf = ctx.constant(np.zeros(1, axes.dtype))
     dims = [1] * (MAX_RANK - len(x.shape)) + list(x.shape)
     template = [0, 0, 0, max(n, 1), max(naxes, 1), n, len(x.shape), naxes, *dims]
     return [
@@ -192,6 +196,8 @@ def lower_mirror_pad(ctx: LowerContext) -> Tasks | None:
     pairs = mirror_pad_pairs(paddings, shape, mode)
     pad = MAX_RANK - len(shape)
     n = _count(y.shape)
+    if n == 0:
+        return []  # nothing to write (an empty x may only be padded along its other dims)
     template = [0, 0, max(n, 1), max(_count(shape), 1), n, 1 - MIRROR_SLACK[mode]]
     template += [1] * pad + list(y.shape)
     template += [0] * pad + [a for a, _ in pairs]
@@ -259,6 +265,10 @@ def lower_gather_nd(ctx: LowerContext) -> Tasks | None:
     x, ind, y = ctx.spec(x_buf), ctx.spec(i_buf), ctx.spec(ctx.outputs[0])
     if x.dtype.itemsize not in _UINT or not ind.shape:
         return None
+    if _count(y.shape) == 0:
+        return []  # nothing to gather
+    if _count(x.shape) == 0:
+        return None  # every index is out of range: the reference says which
     depth = ind.shape[-1]
     rows = _count(ind.shape[:-1])
     inner = _count(x.shape[depth:])
@@ -303,9 +313,12 @@ def _scatter_source(dtype: np.dtype[Any], index_t: np.dtype[Any], add: bool) -> 
         "    row_begin = 0",
         "    row_stop = rows",
         *_CHECK,
-        "    copy = args[14]",
-        "    for i in range(total):",
-        "        out[i] = base[i] if copy != 0 else 0",
+        "    if args[14] != 0:",  # copy x (a uint64 `x if c else 0` would go through float64)
+        "        for i in range(total):",
+        "            out[i] = base[i]",
+        "    else:",
+        "        for i in range(total):",
+        "            out[i] = 0",
         "    for r in range(rows):",
         *_OFFSET,
         "        for c in range(inner):",
@@ -326,9 +339,16 @@ def _lower_scatter(add: bool, order: tuple[int, int, int]) -> Any:
         y, ind, upd = ctx.spec(ctx.outputs[0]), ctx.spec(i_buf), ctx.spec(u_buf)
         if y.dtype.itemsize not in _UINT or not ind.shape or upd.dtype != y.dtype:
             return None
+        if _count(y.shape) == 0:
+            return None  # an empty y: the reference (indices may still be out of range)
         depth = ind.shape[-1]
         rows, inner = _count(ind.shape[:-1]), _count(y.shape[depth:])
         meta = _meta(ctx, list(y.shape), depth)
+        if rows and not inner:
+            return None  # indices to check but nothing to write: the reference checks them
+        if not rows:  # no update is read: one-element plan constants stand in for them
+            i_buf = ctx.constant(np.zeros(1, ind.dtype))
+            u_buf = ctx.constant(np.zeros(1, upd.dtype))
         buffers = [ctx.outputs[0], b_buf, i_buf, u_buf]
         counts = [max(_count(ctx.spec(b).shape), 1) for b in buffers] + [2 * depth + 1]
         copy = 1 if base_at >= 0 else 0

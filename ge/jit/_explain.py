@@ -6,9 +6,10 @@ does not paint them red as it does warnings. ``GE_JIT_EXPLAIN=warn`` logs them a
 ``WARNING``, which Python's last-resort handler prints with no logging set up.
 
 Decisions (ours): the variable takes ``info`` or ``warn`` (case and surrounding blanks
-ignored; unset or empty is ``info``); any other value raises ``GeValueError`` naming the
-variable, what it takes and what it got, at the first retrace, so a typo does not silently
-hide the notices. It is read at each retrace (retraces are rare and costly anyway), not on
+ignored; unset or empty is ``info``). Any other value logs the notice at ``WARNING``
+together with a line naming the variable, what it takes and what it got: a typo neither hides
+the notices nor fails the user's call (a logging knob must never break a computation). It
+is read at each retrace (retraces are rare and costly anyway), not on
 the call path. ``ge.options.Options`` has no field for it yet, so it is read from the
 environment here.
 """
@@ -17,8 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-
-from ge.error import GeValueError
 
 __all__ = ["ENV", "explain_level"]
 
@@ -32,5 +31,8 @@ def explain_level() -> int:
     text = os.environ.get(ENV, "")
     level = _LEVELS.get(text.strip().lower())
     if level is None:
-        raise GeValueError(f"{ENV} must be info or warn (or unset), got {text!r}")
+        logging.getLogger("ge.jit").warning(
+            "ge.jit: %s must be info or warn (or unset), got %r; logging at WARNING", ENV, text
+        )
+        return logging.WARNING
     return level

@@ -28,7 +28,6 @@ the fifth (as TensorFlow's retracing warning does). Both count traces made for c
 from __future__ import annotations
 
 import functools
-import html
 import inspect
 import logging
 import threading
@@ -335,8 +334,8 @@ def _host(source: Any) -> np.ndarray:
 class Lowered:
     """``JitFunction.lower(...)``: the traced graph, the optimised graph and the task plan.
 
-    In Jupyter it renders as a drawing of the optimised graph (``_repr_svg_``, when Graphviz
-    is installed), else as its ``as_text()`` listing (``_repr_html_``)."""
+    In Jupyter it renders as a drawing of the optimised graph when Graphviz is installed,
+    else as its ``as_text()`` listing (``_repr_mimebundle_``)."""
 
     def __init__(self, entry: _Entry) -> None:
         self.traced = entry.graph
@@ -351,16 +350,13 @@ class Lowered:
     def __repr__(self) -> str:
         return f"<Lowered {self.graph.name}: {len(self.graph.get_direct_nodes())} nodes>"
 
-    def _repr_svg_(self) -> str | None:
-        """Jupyter: the optimised graph drawn by Graphviz (``None`` without it: Jupyter then
-        shows ``_repr_html_``)."""
-        from ge.graph._dot import to_svg  # noqa: PLC0415
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Jupyter: the optimised graph drawn by Graphviz when it is installed, else
+        ``as_text()`` (graph and plan) as preformatted text; exactly one of the two, since
+        JupyterLab would show the HTML over the drawing."""
+        from ge.graph._dot import to_mimebundle  # noqa: PLC0415
 
-        return to_svg(self.graph)
-
-    def _repr_html_(self) -> str:
-        """Jupyter without Graphviz: ``as_text()`` (graph and plan) as preformatted text."""
-        return f"<pre>{html.escape(self.as_text())}</pre>"
+        return to_mimebundle(self.graph, listing=self.as_text())
 
 
 def _where(fun: Callable[..., Any]) -> str:

@@ -1,5 +1,5 @@
 """What ``ge.jit`` shows in Jupyter: ``Data`` nodes named after the Python parameters, and a
-``.lower()`` result drawn as a graph (``_repr_svg_``) or listed (``_repr_html_``)."""
+``.lower()`` result drawn as a graph or listed (exactly one of them, ``_repr_mimebundle_``)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_lowered_renders_as_svg_of_the_optimised_graph(monkeypatch: pytest.Monke
         return f"<svg>{graph.name}</svg>"
 
     monkeypatch.setattr(_dot, "to_svg", fake_svg)
-    assert lowered._repr_svg_() == f"<svg>{lowered.graph.name}</svg>"
+    assert lowered._repr_mimebundle_() == {"image/svg+xml": f"<svg>{lowered.graph.name}</svg>"}
     assert drawn == [lowered.graph]
 
 
@@ -97,8 +97,9 @@ def test_lowered_falls_back_to_html_text_without_graphviz(
 
     lowered = f.lower(np.ones(4, np.float32), np.zeros(4, np.float32))
     monkeypatch.setattr(_dot, "to_svg", lambda graph: None)  # what it gives without Graphviz
-    assert lowered._repr_svg_() is None
-    page = lowered._repr_html_()
+    bundle = lowered._repr_mimebundle_()
+    assert list(bundle) == ["text/html"]
+    page = bundle["text/html"]
     assert page.startswith("<pre>") and page.endswith("</pre>")
     assert html.unescape(page[5:-6]) == lowered.as_text()
     assert "<" not in page[5:-6]  # nothing in the listing is read as markup

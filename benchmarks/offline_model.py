@@ -4,7 +4,8 @@ and running one costs.
 1. A ~100-node model (an MLP of MatMul, bias Add, activations, Softmax and residual Adds)
    loaded in a fresh process: ``import ge.runtime`` alone, ``load_model(path)`` alone, and
    both, timed with ``time.perf_counter`` from before the import (median of fresh ``python -c``
-   processes; bytecode written by an untimed first run). Goal: import + load <= 200 ms.
+   processes; bytecode written by an untimed first run), and the CPU time of both (on a shared
+   machine wall time grows with the load, CPU time much less). Goal: import + load <= 200 ms.
 2. A model with ~100 MB of weights (``x + w``, ``w`` a float32[25M] Const made by the
    GraphBuilder) loaded from a path (weights mapped from the file) and from bytes (weights
    copied into device memory): median load time, and the growth of ``ge.runtime.live_bytes()``
@@ -50,14 +51,15 @@ MB = 1_000_000  # decimal: 25M float32 weights are 100 MB
 
 _CHILD = r"""
 import time
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 import ge.runtime
-imported = time.perf_counter()
+imported, imported_cpu = time.perf_counter(), time.process_time()
 model = ge.runtime.load_model(__import__("sys").argv[1])
-loaded = time.perf_counter()
+loaded, loaded_cpu = time.perf_counter(), time.process_time()
 import json, sys
 print(json.dumps({"import_s": imported - start, "load_s": loaded - imported,
-                  "numba": "numba" in sys.modules, "compiler": "ge.compiler" in sys.modules}))
+                  "cpu_s": loaded_cpu - start_cpu, "numba": "numba" in sys.modules,
+                  "compiler": "ge.compiler" in sys.modules, "graph": "ge.graph" in sys.modules}))
 """
 
 # One load in a fresh process, for memory: what the loaded model adds to live device bytes and
@@ -168,7 +170,8 @@ def fresh_load_rows(tmp: str, layers: int, runs: int) -> list[Row]:
     imp = statistics.median(r["import_s"] for r in results) * 1e3
     load = statistics.median(r["load_s"] for r in results) * 1e3
     total = statistics.median(r["import_s"] + r["load_s"] for r in results) * 1e3
-    heavy = [k for k in ("numba", "compiler") if any(r[k] for r in results)]
+    cpu = statistics.median(r["cpu_s"] for r in results) * 1e3
+    heavy = [k for k in ("numba", "compiler", "graph") if any(r[k] for r in results)]
     ok = "met" if total <= LOAD_GOAL_MS else "MISSED"
     return [
         (
@@ -181,11 +184,16 @@ def fresh_load_rows(tmp: str, layers: int, runs: int) -> list[Row]:
         (
             "   import ge.runtime",
             f"{imp:.1f} ms",
-            "imports " + (", ".join(heavy) if heavy else "no numba, no ge.compiler"),
+            "imports " + (", ".join(heavy) if heavy else "no numba, no ge.compiler, no ge.graph"),
             "",
         ),
         ("   load_model(path)", f"{load:.1f} ms", "", ""),
-        ("   import + load_model(path)", f"{total:.1f} ms", "", f"<= {LOAD_GOAL_MS:.0f} ms ({ok})"),
+        (
+            "   import + load_model(path)",
+            f"{total:.1f} ms",
+            f"CPU time {cpu:.1f} ms (what a loaded machine inflates least)",
+            f"<= {LOAD_GOAL_MS:.0f} ms ({ok})",
+        ),
     ]
 
 

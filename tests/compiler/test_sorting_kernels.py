@@ -146,6 +146,23 @@ def test_topk_is_the_head_of_the_stable_sort(dtype: str, largest: bool) -> None:
         _assert_same(indices, order.astype(np.int32))
 
 
+@pytest.mark.parametrize("dtype", _params(("float32", "int32", "float64", "uint8", "bool")))
+def test_topk_small_k_of_long_rows_selects(dtype: str) -> None:
+    """k <= 64 with n >= 16 k takes the streaming selection: ties, NaN, both directions,
+    sorted and reverse-sorted rows (the selection's worst case), k = 64 at the boundary."""
+    x = _feed((3, 1024), dtype, "select")
+    rising = np.sort(x, axis=1)
+    for data in (x, rising, rising[:, ::-1].copy()):
+        for k in (1, 5, 64):
+            for largest in (True, False):
+                values, indices = _run("TopKV2", data, {"largest": largest}, k)
+                order = _order(data, 1, largest)[:, :k]
+                _assert_same(indices, order.astype(np.int32))
+                _assert_same(values, np.take_along_axis(data, order, 1))
+    values, indices = _run("TopKV2", x, {"dim": 0}, 1)  # n = 3 < 16: the sort path
+    _assert_same(indices, _order(x, 0, True)[:1].astype(np.int32))
+
+
 def test_sort_many_rows_in_parallel_blocks() -> None:
     x = _feed((300, 257), "float32", "big")  # 77k elements: several blocks
     for axis in (0, 1):

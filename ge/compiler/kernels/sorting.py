@@ -18,7 +18,9 @@ without a transpose. Blocks share the rows.
   row with their positions ``0..n-1``; the (key, position) pairs are sorted stably by
   insertion sort on runs of 16 then bottom-up merges (ping-ponging between two scratch pairs
   of rows, moving keys with their positions so every pass is sequential), and the first ``k``
-  positions are written with the values they point at, copied as raw bits. This is the order of
+  positions are written with the values they point at, copied as raw bits. A small ``k``
+  of a long row (``k <= 64``, ``n >= 16 k``: TopKV2's usual case) is selected instead, by
+  keeping the ``k`` first keys sorted while the row streams by. This is the order of
   ``ge.ops.sorting.stable_order``: ties keep their input order in both directions.
 
 The kernels' sources are self-contained (they call no helper: halves are sorted by their bits
@@ -45,6 +47,8 @@ from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, kernel
 __all__ = ["lower_scan", "lower_sort"]
 
 _RUN = 16  # insertion-sorted run length before merging
+_SELECT_MAX_K = 64  # TopKV2 with k up to this, and n at least _SELECT_RATIO * k, selects
+_SELECT_RATIO = 16
 _PARALLEL_MIN = 1 << 15  # elements below which one block does all rows
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
 
@@ -238,6 +242,33 @@ def _sort_body(indent: str) -> list[str]:
     return [indent + line for line in body]
 
 
+def _select_body(dtype: np.dtype[Any], indent: str) -> list[str]:
+    """The ``k`` first keys of the row in order, kept sorted in ``keys_a``/``pos_a`` while
+    the row streams by: an element enters when it is below the current ``k``-th key, after
+    the equal keys already in (so ties keep their order). ``O(n k)`` at worst, ``O(n)``
+    typically: for a small ``k`` of a long row (TopKV2's usual case) it beats sorting."""
+    body = [
+        "m = 0",
+        "for j in range(n):",
+        "    at = ib + j * inner",
+        *_key_lines(dtype, "    "),
+        "    if m == k:",
+        "        if not kk < keys_a[k - 1]:",
+        "            continue",
+        "        i = k - 1",
+        "    else:",
+        "        i = m",
+        "        m += 1",
+        "    while i > 0 and kk < keys_a[i - 1]:",
+        "        keys_a[i] = keys_a[i - 1]",
+        "        pos_a[i] = pos_a[i - 1]",
+        "        i -= 1",
+        "    keys_a[i] = kk",
+        "    pos_a[i] = j",
+    ]
+    return [indent + line for line in body]
+
+
 def _sort_source(dtype: np.dtype[Any]) -> str:
     size = dtype.itemsize
     u = _UINT[size]
@@ -259,16 +290,20 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         *_rows_loop(),
         "        ib = a * n * inner + b",
         "        ob = a * k * inner + b",
-        "        for j in range(n):",
-        "            at = ib + j * inner",
-        *_key_lines(dtype, "            "),
-        "            keys_a[j] = kk",
-        "            pos_a[j] = j",
-        "        sk = keys_a",
-        "        sv = pos_a",
-        "        dk = keys_b",
-        "        dv = pos_b",
-        *_sort_body("        "),
+        f"        if 0 < k <= {_SELECT_MAX_K} and {_SELECT_RATIO} * k <= n:",
+        *_select_body(dtype, "            "),
+        "            sv = pos_a",
+        "        else:",
+        "            for j in range(n):",
+        "                at = ib + j * inner",
+        *_key_lines(dtype, "                "),
+        "                keys_a[j] = kk",
+        "                pos_a[j] = j",
+        "            sk = keys_a",
+        "            sv = pos_a",
+        "            dk = keys_b",
+        "            dv = pos_b",
+        *_sort_body("            "),
         "        for j in range(k):",
         "            p = sv[j]",
         "            y[ob + j * inner] = x[ib + p * inner]",

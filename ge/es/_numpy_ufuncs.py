@@ -186,7 +186,7 @@ def _positive(x: TensorHolder) -> TensorHolder:
     return x
 
 
-_alias("positive", "conjugate")
+_composite("conjugate")(_positive)  # real values: the value, in conjugate's own loop dtype
 
 
 @_composite("signbit")

@@ -276,3 +276,17 @@ def test_int64_values_are_copied_exactly(op: str) -> None:
     expected = x.copy()
     expected[1] = 2 if op == "TensorScatterUpdate" else x[1] + 2
     np.testing.assert_array_equal(out, expected)
+
+
+def test_session_runs_the_ops() -> None:
+    b = GraphBuilder("k_session")
+    x = b.create_input(0, shape=[6, 5], data_type=F32)
+    i = b.create_input(1, shape=[2, 1], data_type=I64)
+    rows = ge.es.GatherNd(ge.es.ReverseV2(x, _vec(b, [1])), i)
+    padded = ge.es.MirrorPad(rows, _vec(b, [[1, 1], [0, 2]]), mode="SYMMETRIC")
+    session = Session(CONFIG)
+    session.add_graph(0, b.build_and_reset([padded]))
+    idx = np.array([[4], [0]], np.int64)
+    (out,) = session.run_graph(0, [Tensor.from_numpy(X), Tensor.from_numpy(idx)])
+    expected = np.pad(X[:, ::-1][[4, 0]], ((1, 1), (0, 2)), mode="symmetric")
+    np.testing.assert_array_equal(out.numpy(), expected)

@@ -463,6 +463,17 @@ class TensorHolder:
             raise GeTypeError(f"fill of {self!r}: in-place updates work inside @ge.jit only")
         self._builder._atomically(_inplace.fill, self, value)
 
+    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None) -> None:
+        """numpy's ``ndarray.sort`` inside ge.jit: sorts in place (``x[...] = np.sort(x)``),
+        returns ``None``."""
+        if not self._builder._numpy_semantics:
+            raise GeTypeError(f"sort of {self!r}: in-place updates work inside @ge.jit only")
+        if "sort" not in _FUNCTIONS:
+            raise GeTypeError(
+                f"sort() of {self!r}: np.sort has no rule for traced values (not supported yet)"
+            )
+        self._builder._atomically(_sort_in_place, self, axis, kind, order)
+
     def _augmented(self, ufunc: str, method: str, other: Any) -> Any:
         if not self._builder._numpy_semantics:
             return NotImplemented  # Python falls back to the binary operator and rebinds
@@ -534,7 +545,6 @@ for _name in (
     "argmin",
     "cumsum",
     "cumprod",
-    "sort",
     "argsort",
     "nonzero",
     "ptp",
@@ -557,6 +567,10 @@ for _name in (
 ):
     setattr(TensorHolder, _name, _forward(_name))
 TensorHolder.flatten = _forward("flatten", "ravel")  # type: ignore[attr-defined]
+
+
+def _sort_in_place(x: TensorHolder, axis: Any, kind: Any, order: Any) -> None:
+    _inplace.setitem(x, Ellipsis, np.sort(x, axis=axis, kind=kind, order=order))
 
 
 def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:

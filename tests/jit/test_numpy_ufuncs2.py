@@ -486,7 +486,7 @@ def test_ndarray_methods() -> None:
         function = "ravel" if name == "flatten" else name
         fn = lambda a, n=name, p=args, k=kwargs: getattr(a, n)(*p, **k)  # noqa: E731
         if name == "sort":
-            continue  # ndarray.sort sorts in place (returns None): the in-place rules own it
+            continue  # in place: test_sort_method_sorts_in_place
         if function in ("conj", "conjugate") or function in tensor_holder._FUNCTIONS:
             supported.append(fn)
         else:
@@ -495,6 +495,23 @@ def test_ndarray_methods() -> None:
     for fn, function in missing:  # no rule for the function yet: the method names it
         with pytest.raises(GeTypeError, match=rf"np\.{function}\b"):
             ge.jit(fn)(x)
+
+
+def test_sort_method_sorts_in_place() -> None:
+    def fn(a: Any) -> Any:
+        b = a * 2
+        b.sort(axis=0)
+        a.sort()
+        return b
+
+    x = np.array([[3.0, -1.5, 2.0], [0.5, 4.0, -2.0]], np.float32)
+    if "sort" not in tensor_holder._FUNCTIONS:
+        with pytest.raises(GeTypeError, match=r"np\.sort"):
+            ge.jit(fn)(x.copy())
+        return
+    got_x, want_x = x.copy(), x.copy()
+    _check(ge.jit(fn)(got_x), fn(want_x))
+    _check(got_x, want_x)  # the argument was sorted in place, as numpy's
 
 
 def test_dot_and_ptp_methods() -> None:

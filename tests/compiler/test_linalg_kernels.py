@@ -11,10 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ge.es
 from ge.compiler.executable import CompiledGraph
-from ge.graph import Graph
+from ge.es import GraphBuilder
+from ge.ge_global import GeApi
+from ge.graph import DataType, Graph, Tensor
 from ge.ops import add_op_node
 from ge.runtime.plan import KernelTask
+from ge.session import Session
 
 from ..ops._cases import data_node
 
@@ -109,3 +113,23 @@ def test_large_batches_split_over_blocks() -> None:
     np.testing.assert_allclose(_run("Cholesky", [x]), np.linalg.cholesky(x), rtol=1e-10)
     b = rng.normal(size=(3000, 3, 2))
     np.testing.assert_allclose(_run("MatrixSolve", [x, b]), np.linalg.solve(x, b), rtol=1e-9)
+
+
+def test_session_runs_the_ge_es_ops_as_numpy() -> None:
+    config = {"ge.exec.deviceId": "0", "ge.graphRunMode": "0"}
+    b = GraphBuilder("linalg")
+    x = b.create_input(0, shape=[2, 3, 3], data_type=DataType.DT_DOUBLE)
+    r = b.create_input(1, shape=[3, 2], data_type=DataType.DT_DOUBLE)
+    graph = b.build_and_reset([ge.es.Cholesky(x), ge.es.MatrixSolve(x, r, adjoint=True)])
+    a = _spd(np.random.default_rng(3), (2, 3, 3), np.float64)
+    rhs = np.arange(6.0).reshape(3, 2)
+    GeApi.ge_initialize(config)
+    try:
+        session = Session(config)
+        session.add_graph(1, graph)
+        factor, solved = session.run_graph(1, [Tensor.from_numpy(a), Tensor.from_numpy(rhs)])
+    finally:
+        GeApi.ge_finalize()
+    np.testing.assert_allclose(factor.numpy(), np.linalg.cholesky(a), rtol=1e-12)
+    want = np.linalg.solve(np.swapaxes(a, -1, -2), rhs)
+    np.testing.assert_allclose(solved.numpy(), want, rtol=1e-10)

@@ -83,7 +83,7 @@ class CompiledGraph:
         self._offset = input_offset
         self.inputs = input_specs(graph, input_offset)
         self.output_descs = graph_output_descs(self.graph)
-        self._plans = PlanCache(self)
+        self._plans = PlanCache()
         self._subgraphs: dict[int, CompiledGraph] = {}
         self._runners = Runners()
         # input (type, *dims) signatures already checked -> their plan (filled by callers)
@@ -109,7 +109,7 @@ class CompiledGraph:
         the small tensors that decide those shapes, read from ``arrays``; ``None`` means no
         plan exists (values not given, or shapes undecidable), and the graph then runs on the
         reference interpreter."""
-        return self._plans.plan_for(shapes, arrays)
+        return self._plans.plan_for(self, shapes, arrays)
 
     # --- the Planner the plan cache asks -------------------------------------------------------
     def shaped_copy(self, shapes: Shapes) -> Graph:

@@ -8,7 +8,9 @@ graph input, a Range with run-time bounds), the small tensors that decide it (th
 one cached plan per distinct set of them. Only a graph whose shapes stay undecidable after that
 has no plan (``None``: it runs on the reference interpreter).
 
-The cache knows nothing of how a plan is made: a ``Planner`` (``CompiledGraph``) builds them.
+The cache knows nothing of how a plan is made: the ``Planner`` (``CompiledGraph``) that owns it
+builds them, passed to each lookup (the cache keeps no reference back to its owner, so dropping
+a compiled graph frees its plans at once, with no cyclic collection).
 """
 
 from __future__ import annotations
@@ -61,8 +63,7 @@ class PlanCache(Mapping[Shapes, "Plan | _ByValue"]):
     read-only mapping of the signatures seen so far to their entries (a ``Plan``, or the
     plans of that signature by value)."""
 
-    def __init__(self, planner: Planner) -> None:
-        self._planner = planner
+    def __init__(self) -> None:
         self._plans: dict[Shapes, Plan | _ByValue] = {}
         self._lock = threading.Lock()
 
@@ -81,11 +82,11 @@ class PlanCache(Mapping[Shapes, "Plan | _ByValue"]):
         return plan if isinstance(plan, Plan) else None
 
     def plan_for(
-        self, shapes: Sequence[Sequence[int]], arrays: Arrays | None = None
+        self, planner: Planner, shapes: Sequence[Sequence[int]], arrays: Arrays | None = None
     ) -> Plan | None:
-        """The plan for these input shapes, specialized on input values read from ``arrays``
-        where values decide shapes; ``None`` if no plan exists (values not given, or shapes
-        undecidable)."""
+        """The plan for these input shapes (built by ``planner`` on first use), specialized on
+        input values read from ``arrays`` where values decide shapes; ``None`` if no plan
+        exists (values not given, or shapes undecidable)."""
         key = tuple(tuple(int(d) for d in s) for s in shapes)
         entry = self._plans.get(key)
         if entry is None:
@@ -93,7 +94,7 @@ class PlanCache(Mapping[Shapes, "Plan | _ByValue"]):
                 entry = self._plans.get(key)
                 if entry is None:
                     try:
-                        entry = self._planner.build(key)
+                        entry = planner.build(key)
                     except ValueDependentShapeError:
                         entry = _ByValue()
                     self._plans[key] = entry
@@ -102,7 +103,7 @@ class PlanCache(Mapping[Shapes, "Plan | _ByValue"]):
         if arrays is None:
             return None
         with self._lock:
-            return entry.plan(self._planner, key, arrays() if callable(arrays) else arrays)
+            return entry.plan(planner, key, arrays() if callable(arrays) else arrays)
 
     def shape_only(self, plan: Plan) -> bool:
         """Whether ``plan`` depends on input shapes alone (not on input values)."""

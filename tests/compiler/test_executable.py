@@ -738,3 +738,21 @@ def test_threads_lending_one_array_do_not_end_each_others_loans() -> None:
         sys.setswitchinterval(interval)
     assert not errors, errors[0]
     assert not runtime.memory.contains(data.ctypes.data, data.nbytes)  # every loan ended
+
+
+def test_a_dropped_compiled_graph_frees_its_plans_without_a_cyclic_collection() -> None:
+    """Neither the plan cache nor a bound plan points back at its owner: reference counting
+    alone frees a dropped graph's plans and the device memory they hold."""
+    graph = build(lambda x: x * 2.0 + 1.0, ("x", [6]))
+    gc.collect()
+    gc.disable()
+    try:
+        compiled = CompiledGraph(graph)
+        compiled.run_arrays([f32(6)])
+        plan = compiled.plan_for([[6]])
+        assert plan is not None
+        alive = weakref.ref(plan)
+        del plan, compiled
+        assert alive() is None
+    finally:
+        gc.enable()

@@ -14,7 +14,13 @@ name is reached by ``np.<name>(holder)`` too; only composite ufuncs are listed h
 Inside ``ge.jit`` (a builder with ``_numpy_semantics``, set by the tracer and inherited by
 ``cond``/``while_loop`` bodies) the operators, ufuncs and numpy functions follow numpy's rules
 instead (``ge.es._numpy_rules``): NEP 50 promotion, ``/`` true division in float64 for ints,
-``//``/``%``/``divmod`` (which ES holders do not have), numpy's reduction dtypes.
+``//``/``%``/``divmod`` (which ES holders do not have), numpy's reduction dtypes. The numpy
+rule tables come in families merged here: ``_numpy_api`` (functions), ``_numpy_sorting`` (scans
+and sorts) and ``_numpy_ufuncs`` (composite ufuncs, ``np.<ufunc>.outer/.reduce/.accumulate``
+inside ge.jit, ``select``/``argmin``/``nan*``/``round``, ``np.linalg.cholesky/solve``).
+ndarray methods such as ``argmin``, ``cumsum``, ``clip``, ``var`` or ``squeeze`` forward to
+the numpy function of their name (one without a rule raises ``GeTypeError`` naming it);
+``sort`` sorts in place inside ge.jit; ``item()``/``tolist()`` need values and raise.
 """
 
 from __future__ import annotations

@@ -575,6 +575,13 @@ def test_solve(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
     )
 
 
+def test_linalg_of_0_size_inputs() -> None:
+    _same(np.linalg.cholesky, np.zeros((0, 2, 2)))
+    _same(np.linalg.cholesky, np.zeros((0, 0)))
+    _same(np.linalg.solve, np.zeros((0, 2, 2)), np.zeros((0, 2, 1)))
+    _same(np.linalg.solve, np.eye(2), np.zeros((2, 0)))
+
+
 def test_solve_of_a_singular_matrix_is_nan() -> None:
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.solve(np.ones((2, 2)), np.ones(2))

@@ -175,3 +175,49 @@ def test_a_bound_plan_dropped_frees_its_constants_at_once() -> None:
     before = runtime.live_bytes()
     del plan
     assert runtime.live_bytes() <= before - 4000
+
+
+def _if_graph() -> Graph:
+    import ge.es
+    from ge.graph import DataType
+
+    def branch(name: str, scale: float) -> Graph:
+        b = GraphBuilder(name)
+        b.create_input(0, data_type=DataType.DT_BOOL, shape=[])
+        x = b.create_input(1, shape=[3])
+        return b.build_and_reset([x * scale])
+
+    b = GraphBuilder("if")
+    c = b.create_input(0, data_type=DataType.DT_BOOL, shape=[])
+    x = b.create_input(1, shape=[3])
+    (y,) = ge.es.If(c, [c, x], 1, branch("then", 2.0), branch("else", -1.0))
+    return b.build_and_reset([y + 1.0])
+
+
+def test_a_loaded_plan_is_the_same_data_a_file_holds() -> None:
+    """A loaded model's plan (control flow: data host tasks over ``subplans``) written back
+    with ``om.plan_data`` and loaded again runs the same: plans and files are one data."""
+    from ge.runtime import om
+
+    oc.build_initialize({})
+    try:
+        first = om.unpack(oc.build_model(_if_graph()).get_bytes())
+    finally:
+        oc.build_finalize()
+    model = runtime.load_model(om.pack(first))
+    (gear,) = model._default._gears
+    loaded = gear.runner.plan
+    assert loaded.subplans and any(
+        t.op == "branch" for t in loaded.tasks if isinstance(t, HostTask)
+    )
+    again = om.ModelData([], [], [], dict(first.options), ge_options=first.ge_options)
+    entry = first.graphs[0]
+    data = om.plan_data(loaded, again, entry.name)
+    again.graphs.append(om.GraphEntry(entry.name, entry.input_names, entry.output_names, data))
+    assert len(data.subplans) == len(entry.plan.subplans)
+    assert [type(t) for t in data.tasks] == [type(t) for t in entry.plan.tasks]
+    reloaded = runtime.load_model(om.pack(again))
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    for cond, want in ((True, x * 2 + 1), (False, -x + 1)):
+        for m in (model, reloaded):
+            np.testing.assert_allclose(m.execute([np.array(cond), x])[0], want, rtol=1e-6)

@@ -1,7 +1,9 @@
 """@ge.jit against numpy, a hand-written Numba loop and jax.jit (when installed), in one run.
 
 Prints medians (ms, or µs for the tiny call) and ratios for: a cached call of ``x + 1`` on 4
-elements, the arithmetic chain, the exp/sin chain, a numpy-spelled softmax and an MLP; then the
+elements, the arithmetic chain, the exp/sin chain, a numpy-spelled softmax, an MLP, a row-wise
+cumsum, a row-wise sort, a three-operand einsum and a Jacobi stencil written with an in-place
+slice update (``out = u.copy(); out[1:-1, 1:-1] = ...``); then the
 cold first call of the chain in fresh processes (empty kernel cache, warm disk cache), a call
 with a new batch size (and how many kernels it compiled), and the time of ``import ge``.
 
@@ -22,7 +24,15 @@ from typing import Any
 
 import numba
 import numpy as np
-from _hand import hand_chain, hand_expsin, hand_softmax
+from _hand import (
+    hand_bilinear,
+    hand_chain,
+    hand_cumsum,
+    hand_expsin,
+    hand_softmax,
+    hand_sort,
+    hand_stencil,
+)
 from _timing import interleaved_medians, jax_or_none
 
 import ge
@@ -48,6 +58,29 @@ def mlp(p: Any, x: Any, xp: Any = np) -> Any:
     h = xp.maximum(x @ p["w1"] + p["b1"], 0.0)
     h = xp.maximum(h @ p["w2"] + p["b2"], 0.0)
     return h @ p["w3"] + p["b3"]
+
+
+def cumsum(x: Any, xp: Any = np) -> Any:
+    return xp.cumsum(x, axis=-1)
+
+
+def sort(x: Any, xp: Any = np) -> Any:
+    return xp.sort(x, axis=-1)
+
+
+def bilinear(a: Any, w: Any, b: Any, xp: Any = np) -> Any:
+    return xp.einsum("ni,kij,nj->nk", a, w, b)
+
+
+def stencil(u: Any, xp: Any = np) -> Any:
+    """One Jacobi sweep written as numpy users write it: a copy updated in place (jax.numpy
+    arrays are immutable, so the JAX spelling is the functional ``.at[...].set``)."""
+    inner = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    if xp is np:
+        out = u.copy()
+        out[1:-1, 1:-1] = inner
+        return out
+    return u.at[1:-1, 1:-1].set(inner)
 
 
 def _add1(a: Any, xp: Any = np) -> Any:
@@ -76,20 +109,31 @@ def _cases(quick: bool) -> list[Case]:
         params[f"b{k}"] = rng.standard_normal(fan_out, np.float32) * np.float32(0.1)
     batch = rng.standard_normal((1024, 784), np.float32)
     tiny = np.ones(4, np.float32)
+    rows = rng.standard_normal((1024, 1024), np.float32)
+    rows_out = np.empty_like(rows)
+    a, b = rng.standard_normal((512, 64), np.float32), rng.standard_normal((512, 64), np.float32)
+    w = rng.standard_normal((32, 64, 64), np.float32)
+    bl_out = np.empty((512, 32), np.float32)
     return [
         ("x + 1, 4 f32 (us)", _add1, (tiny,), lambda: _hand_add1(tiny)),
         ("chain 1M f32", chain, (x, y), lambda: hand_chain(x, y, out)),
         ("exp/sin chain 1M f32", expsin, (x, y), lambda: hand_expsin(x, y, out)),
         ("softmax 1024x1024 f32", softmax, (s,), lambda: hand_softmax(s, sout)),
         ("MLP 784-256-256-10 b1024", mlp, (params, batch), None),
+        ("cumsum rows 1024x1024 f32", cumsum, (rows,), lambda: hand_cumsum(rows, rows_out)),
+        ("sort rows 1024x1024 f32", sort, (rows,), lambda: hand_sort(rows, rows_out)),
+        ("einsum ni,kij,nj->nk", bilinear, (a, w, b), lambda: hand_bilinear(a, w, b, bl_out)),
+        ("stencil 1024^2, in place", stencil, (rows,), lambda: hand_stencil(rows, rows_out)),
     ]
 
 
 def _table(quick: bool) -> None:
     repeat = 7 if quick else 31
     jax = jax_or_none()
-    print(f"{'case':26} {'ge.jit':>9} {'numpy':>9} {'numba':>9} {'jax':>9} "
-          f"{'ge/numpy':>9} {'ge/numba':>9} {'ge/jax':>9}")
+    print(
+        f"{'case':26} {'ge.jit':>9} {'numpy':>9} {'numba':>9} {'jax':>9} "
+        f"{'ge/numpy':>9} {'ge/numba':>9} {'ge/jax':>9}"
+    )
     for label, fn, args, hand in _cases(quick):
         scale = 1e6 if "(us)" in label else 1e3
         inner = 2000 if "(us)" in label else 1
@@ -104,8 +148,10 @@ def _table(quick: bool) -> None:
 
             return run
 
-        fns = {"ge": loop(lambda jitted=jitted, args=args: jitted(*args)),
-               "numpy": loop(lambda fn=fn, args=args: fn(*args))}
+        fns = {
+            "ge": loop(lambda jitted=jitted, args=args: jitted(*args)),
+            "numpy": loop(lambda fn=fn, args=args: fn(*args)),
+        }
         if hand is not None:
             fns["hand"] = loop(hand)
         if jax is not None:
@@ -116,8 +162,10 @@ def _table(quick: bool) -> None:
         nan = float("nan")
         ge_t, np_t = times["ge"], times["numpy"]
         hand_t, jax_t = times.get("hand", nan), times.get("jax", nan)
-        print(f"{label:26} {ge_t:9.3f} {np_t:9.3f} {hand_t:9.3f} {jax_t:9.3f} "
-              f"{ge_t / np_t:9.2f} {ge_t / hand_t:9.2f} {ge_t / jax_t:9.2f}")
+        print(
+            f"{label:26} {ge_t:9.3f} {np_t:9.3f} {hand_t:9.3f} {jax_t:9.3f} "
+            f"{ge_t / np_t:9.2f} {ge_t / hand_t:9.2f} {ge_t / jax_t:9.2f}"
+        )
 
 
 _COLD = r"""
@@ -196,8 +244,10 @@ def _cold() -> None:
         )
     if jax_first is not None:
         first, import_ms = jax_first
-        print(f"{'jax.jit, fresh process':34} {first:9.1f} {first:12.1f} {'':10} {'':6} {'':12} "
-              f"{'':17} {import_ms:13.1f}")
+        print(
+            f"{'jax.jit, fresh process':34} {first:9.1f} {first:12.1f} {'':10} {'':6} {'':12} "
+            f"{'':17} {import_ms:13.1f}"
+        )
 
 
 _JAX_COLD = r"""

@@ -552,6 +552,8 @@ for _name in (
     "cumsum",
     "cumprod",
     "argsort",
+    "argpartition",
+    "copy",
     "nonzero",
     "ptp",
     "round",

@@ -279,3 +279,15 @@ def test_ge_py_holders_unchanged() -> None:
     x += 1  # Python falls back to x + 1 and rebinds the name only
     assert x is not before
     assert before._node.type == "Data"
+
+
+def test_copy_method_then_slice_update_leaves_the_argument_alone() -> None:
+    def stencil(u):
+        out = u.copy()
+        out[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+        return out
+
+    u = np.arange(30, dtype=np.float32).reshape(5, 6)
+    before = u.copy()
+    np.testing.assert_allclose(ge.jit(stencil)(u), stencil(u), rtol=1e-6)
+    assert np.array_equal(u, before)

@@ -48,32 +48,41 @@ Rule = Callable[..., Any]
 F = TypeVar("F", bound=Rule)
 
 
-def _register(*names: str) -> Callable[[F], F]:
-    """Register ``rule`` under ``names``; a keyword it lacks raises ``GeTypeError`` naming it."""
+def rule_registrar(table: dict[str, Rule]) -> Callable[..., Callable[[F], F]]:
+    """A decorator factory registering rules into ``table`` (each rule family has its own):
+    ``@register("name", ...)`` puts the rule under those names, and a keyword it lacks raises
+    ``GeTypeError`` naming it."""
 
-    def wrap(rule: F) -> F:
-        signature = inspect.signature(rule)
-        label = names[0]
+    def register(*names: str) -> Callable[[F], F]:
+        return functools.partial(_checked_into, table, names)
 
-        @functools.wraps(rule)
-        def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
-            try:
-                signature.bind(anchor, *args, **kwargs)
-            except TypeError as error:
-                unknown = sorted(k for k in kwargs if k not in signature.parameters)
-                if unknown:
-                    raise GeTypeError(
-                        f"np.{label} of a traced value does not take "
-                        f"{', '.join(repr(k) for k in unknown)}"
-                    ) from None
-                raise GeTypeError(f"np.{label} of a traced value: {error}") from None
-            return rule(anchor, *args, **kwargs)
+    return register
 
-        for name in names:
-            FUNCTIONS[name] = checked
-        return rule
 
-    return wrap
+def _checked_into(table: dict[str, Rule], names: tuple[str, ...], rule: F) -> F:
+    signature = inspect.signature(rule)
+    label = names[0]
+
+    @functools.wraps(rule)
+    def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(anchor, *args, **kwargs)
+        except TypeError as error:
+            unknown = sorted(k for k in kwargs if k not in signature.parameters)
+            if unknown:
+                raise GeTypeError(
+                    f"np.{label} of a traced value does not take "
+                    f"{', '.join(repr(k) for k in unknown)}"
+                ) from None
+            raise GeTypeError(f"np.{label} of a traced value: {error}") from None
+        return rule(anchor, *args, **kwargs)
+
+    for name in names:
+        table[name] = checked
+    return rule
+
+
+_register = rule_registrar(FUNCTIONS)
 
 
 # --- helpers -------------------------------------------------------------------------------------

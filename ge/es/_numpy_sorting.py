@@ -32,8 +32,6 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -51,6 +49,7 @@ from ge.es._numpy_api import (
     _known,
     _reshape,
     _transpose,
+    rule_registrar,
 )
 from ge.es.tensor_holder import TensorHolder, _index
 
@@ -64,33 +63,7 @@ F = TypeVar("F", bound=Rule)
 _KINDS = frozenset({None, "quicksort", "mergesort", "heapsort", "stable"})
 
 
-def _register(*names: str) -> Callable[[F], F]:
-    """Register ``rule`` under ``names``; a keyword it lacks raises ``GeTypeError`` naming it
-    (``ge.es._numpy_api._register``'s check, into this family's table)."""
-
-    def wrap(rule: F) -> F:
-        signature = inspect.signature(rule)
-        label = names[0]
-
-        @functools.wraps(rule)
-        def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
-            try:
-                signature.bind(anchor, *args, **kwargs)
-            except TypeError as error:
-                unknown = sorted(k for k in kwargs if k not in signature.parameters)
-                if unknown:
-                    raise GeTypeError(
-                        f"np.{label} of a traced value does not take "
-                        f"{', '.join(repr(k) for k in unknown)}"
-                    ) from None
-                raise GeTypeError(f"np.{label} of a traced value: {error}") from None
-            return rule(anchor, *args, **kwargs)
-
-        for name in names:
-            FUNCTIONS[name] = checked
-        return rule
-
-    return wrap
+_register = rule_registrar(FUNCTIONS)  # _numpy_api's keyword check, into this table
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "AirFormatError",
+    "GeAttributeError",
     "GeError",
     "GeTypeError",
     "GeValueError",
@@ -64,6 +65,11 @@ class GeTypeError(GeError, TypeError):
 
 class GeValueError(GeError, ValueError):
     """A value of the right type but out of range or inconsistent (``ValueError``)."""
+
+
+class GeAttributeError(GeError, AttributeError):
+    """A value lacks what GE-PY reads from it (GE-PY lets Python's own ``AttributeError`` escape,
+    e.g. ``"'NoneType' object has no attribute '_builder'"``); the message starts with that text."""
 
 
 class GraphError(GeError):

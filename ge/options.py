@@ -4,8 +4,8 @@ Each field has an environment variable (``GE_*``), the way users set it; the rec
 from the environment by ``Options.from_env`` and passed explicitly to the places that generate
 or compile code: the compile pipeline (``fusion``, ``dump_graph``), kernel codegen
 (``approx_math``, ``kernel_boundscheck``, ``kernel_source``), the kernel caches
-(``kernel_cache``, ``kernel_cache_dir``), ``ge.jit`` (``jit_background``) and the launcher
-(``num_threads``).
+(``kernel_cache``, ``kernel_cache_dir``), ``ge.jit`` (``jit_background``, ``jit_explain``)
+and the launcher (``num_threads``).
 
 ========================  ========================  ==========  ===========================
 field                     variable                  default     meaning
@@ -21,6 +21,8 @@ field                     variable                  default     meaning
 ``kernel_cache_dir``      ``GE_KERNEL_CACHE_DIR``   ``""``      its directory ("": the default)
 ``kernel_source``         ``GE_KERNEL_SOURCE``      ``False``   print each kernel's source
 ``dump_graph``            ``GE_DUMP_GRAPH``         ``""``      dump the graph after each step
+``jit_explain``           ``GE_JIT_EXPLAIN``        ``"info"``  level of ``ge.jit``'s retrace
+                                                                notices (``info`` or ``warn``)
 ========================  ========================  ==========  ===========================
 
 Decisions (ours):
@@ -28,7 +30,9 @@ Decisions (ours):
 - Switches take ``0`` or ``1`` (surrounding blanks ignored; unset or empty means the
   default); ``GE_NUM_THREADS`` a positive integer. Any other value raises ``GeValueError``
   naming the variable, what it takes and what it got, from the first read of the record: a
-  typo must not silently change results.
+  typo must not silently change results. ``GE_JIT_EXPLAIN`` is the exception: it changes
+  no result, only how loudly retraces are logged, so the record keeps its text as given and
+  ``ge.jit._explain`` reads it, logging a bad value instead of failing the user's call.
 - ``current_options()`` is the record in force on this thread: the innermost
   ``using_options(opts)`` block, else the environment's. The environment is re-read only when
   one of the variables changed (a dozen dict lookups, compared to the last snapshot), and only
@@ -86,7 +90,7 @@ def _path(text: str) -> str:
 _PARSERS: dict[type, tuple[Callable[[str], Any], str]] = {
     bool: (_switch, "0 or 1"),
     int: (_positive, "a positive integer"),
-    str: (_path, "a path"),
+    str: (_path, "a path or a word"),
 }
 
 
@@ -108,6 +112,7 @@ class Options:
     kernel_cache_dir: str = _option("", "GE_KERNEL_CACHE_DIR")
     kernel_source: bool = _option(False, "GE_KERNEL_SOURCE")
     dump_graph: str = _option("", "GE_DUMP_GRAPH")
+    jit_explain: str = _option("info", "GE_JIT_EXPLAIN")
 
     def __post_init__(self) -> None:
         for f in _FIELDS:

@@ -64,6 +64,7 @@ def test_defaults_and_variables() -> None:
         "kernel_cache_dir": "",
         "kernel_source": False,
         "dump_graph": "",
+        "jit_explain": "info",
     }
     assert Options.variables() == {
         "fusion": "GE_FUSION",
@@ -75,6 +76,7 @@ def test_defaults_and_variables() -> None:
         "kernel_cache_dir": "GE_KERNEL_CACHE_DIR",
         "kernel_source": "GE_KERNEL_SOURCE",
         "dump_graph": "GE_DUMP_GRAPH",
+        "jit_explain": "GE_JIT_EXPLAIN",
     }
     with pytest.raises(AttributeError):
         opts.fusion = False  # type: ignore[misc]
@@ -91,6 +93,7 @@ def test_from_env_reads_every_variable() -> None:
         "GE_KERNEL_CACHE_DIR": "/tmp/k",
         "GE_KERNEL_SOURCE": "1",
         "GE_DUMP_GRAPH": "/tmp/d",
+        "GE_JIT_EXPLAIN": "warn",
         "UNRELATED": "x",
     }
     assert Options.from_env(env) == Options(
@@ -103,6 +106,7 @@ def test_from_env_reads_every_variable() -> None:
         kernel_cache_dir="/tmp/k",
         kernel_source=True,
         dump_graph="/tmp/d",
+        jit_explain="warn",
     )
     assert Options.from_env({}) == Options()
     assert Options.from_env({"GE_FUSION": "", "GE_NUM_THREADS": "  "}) == Options()
@@ -126,6 +130,14 @@ def test_a_bad_value_names_the_variable_what_it_takes_and_what_it_got(
 ) -> None:
     with pytest.raises(GeValueError, match=f"^{variable} must be {expected}, got '{value}'$"):
         Options.from_env({variable: value})
+
+
+def test_jit_explain_keeps_any_text_for_ge_jit_to_judge() -> None:
+    # a logging knob never fails the read of the record: ge.jit logs what it got instead
+    assert Options.from_env({"GE_JIT_EXPLAIN": "loud"}).jit_explain == "loud"
+    assert Options.from_env({"GE_JIT_EXPLAIN": " "}).jit_explain == "info"
+    with pytest.raises(GeTypeError, match=r"Options\.jit_explain must be str, got int"):
+        Options(jit_explain=1)  # type: ignore[arg-type]
 
 
 def test_fields_are_type_checked() -> None:

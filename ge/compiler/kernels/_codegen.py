@@ -33,6 +33,7 @@ from ge.runtime.kernel import (
 
 __all__ = [
     "KernelNotCached",
+    "block_loop",
     "built_kernel_count",
     "cached_load_seconds",
     "cached_only",
@@ -51,6 +52,17 @@ _MODE = threading.local()  # .cached_only: refuse to compile on this thread
 class KernelNotCached(Exception):  # noqa: N818  (a signal, not an error: nothing went wrong)
     """Raised under ``cached_only()`` by a kernel that would have to be compiled. Not a
     ``GeError``, so no handler of real errors swallows it."""
+
+
+def block_loop(count: str = "n", index: str = "i") -> list[str]:
+    """Kernel source lines that loop ``index`` over this block's contiguous share of
+    ``range(count)`` (blocks split the range into ``block_dim`` equal chunks)."""
+    return [
+        f"    chunk = ({count} + block_dim - 1) // block_dim",
+        "    begin = block_idx * chunk",
+        f"    stop = min({count}, begin + chunk)",
+        f"    for {index} in range(begin, stop):",
+    ]
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ge.compiler.kernels import first_lowering, register_kernels
-from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels._codegen import block_loop, kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store, block_dim_for
 from ge.compiler.kernels.movement import MAX_RANK, Affine, _contiguous_strides, affine_task
 from ge.compiler.lower import LowerContext
@@ -103,10 +103,7 @@ def _reverse_source(itemsize: int, axis_t: np.dtype[Any]) -> str:
             f"            f{k} = 1",
         ]
     lines += [
-        "    chunk = (n + block_dim - 1) // block_dim",
-        "    begin = block_idx * chunk",
-        "    stop = min(n, begin + chunk)",
-        "    for i in range(begin, stop):",
+        *block_loop(),
         "        rest = i",
         "        s = 0",
         "        step = 1",
@@ -164,10 +161,7 @@ def _mirror_source(itemsize: int) -> str:
     for at, name in enumerate(("d", "lo", "e", "si")):
         lines += [f"    {name}{k} = args[{6 + at * MAX_RANK + k}]" for k in r]
     lines += [
-        "    chunk = (n + block_dim - 1) // block_dim",
-        "    begin = block_idx * chunk",
-        "    stop = min(n, begin + chunk)",
-        "    for i in range(begin, stop):",
+        *block_loop(),
         "        rest = i",
         "        s = 0",
     ]

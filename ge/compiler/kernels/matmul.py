@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ge.compiler.kernels import register_kernels
-from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels._codegen import block_loop, kernel_from_source
 from ge.compiler.kernels.elementwise import _HALF, _np_name, _store
 from ge.compiler.kernels.reduction import _load
 from ge.compiler.lower import LowerContext
@@ -232,10 +232,7 @@ def _gather_source(x_t: np.dtype[Any], i_t: np.dtype[Any]) -> str:
                 "    inner = args[9]",
                 "    negative_ok = args[10]",
                 "    n = outer * count",
-                "    chunk = (n + block_dim - 1) // block_dim",
-                "    begin = block_idx * chunk",
-                "    stop = min(n, begin + chunk)",
-                "    for r in range(begin, stop):",
+                *block_loop(index="r"),
                 "        o = r // count",
                 "        j = r - o * count",
                 "        i = np.int64(idx[j])",

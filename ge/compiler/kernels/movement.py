@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ge.compiler.kernels import register_kernels
-from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels._codegen import block_loop, kernel_from_source
 from ge.compiler.kernels.elementwise import block_dim_for
 from ge.compiler.lower import LowerContext
 from ge.ops.infer import const_value
@@ -46,10 +46,7 @@ def _source(itemsize: int) -> str:
     lines += [
         f"    base_o = args[{at}]",
         f"    base_i = args[{at + 1}]",
-        "    chunk = (n + block_dim - 1) // block_dim",
-        "    begin = block_idx * chunk",
-        "    stop = min(n, begin + chunk)",
-        "    for i in range(begin, stop):",
+        *block_loop(),
         "        rest = i",
         "        o = base_o",
         "        s = base_i",

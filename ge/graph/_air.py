@@ -24,8 +24,6 @@ from importlib import resources
 from types import SimpleNamespace
 from typing import Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message, message_factory
-
 from ge.error import AirFormatError, GeError, GeTypeError
 from ge.graph._attr import AttrValue, NamedAttrs
 from ge.graph._dtypes import data_type_from_proto, dtype_info, proto_data_type
@@ -84,7 +82,13 @@ _LIST_KINDS = {number: kind for kind, (_, number) in _LIST_FIELDS.items()}
 
 @cache
 def schema() -> SimpleNamespace:
-    """The ``ge.proto`` message classes, from the descriptor shipped with the package."""
+    """The ``ge.proto`` message classes, from the descriptor shipped with the package.
+
+    protobuf is imported here, not with the module: its decoder costs tens of milliseconds,
+    and importing ``ge.compiler`` (which imports this module) must not pay them on a path
+    that touches no AIR bytes (``ge.jit``'s first call with its kernels in the disk cache)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: PLC0415
+
     raw = resources.files("ge.graph").joinpath("proto/ge_ir.desc").read_bytes()
     pool = descriptor_pool.DescriptorPool()
     for file_proto in descriptor_pb2.FileDescriptorSet.FromString(raw).file:
@@ -274,6 +278,8 @@ def _check_path(file_path: object) -> str:
 
 def save_air(graph: Graph, file_path: str | os.PathLike[str]) -> None:
     path = _check_path(file_path)
+    from google.protobuf import message  # noqa: PLC0415  (see schema())
+
     try:
         data = model_to_bytes(graph)
     except (GeError, ValueError, TypeError, message.EncodeError) as e:
@@ -538,6 +544,8 @@ def _decode_model(model: Any) -> Graph:
 def model_from_bytes(data: bytes) -> Graph:
     """Decode AIR bytes into a new root graph; ``AirFormatError`` on anything malformed."""
     model = schema().ModelDef()
+    from google.protobuf import message  # noqa: PLC0415  (imported by schema())
+
     try:
         model.ParseFromString(data)
         return _decode_model(model)

@@ -364,7 +364,7 @@ SESSION_ROWS = [
     ),
     *(
         Row(
-            f"register allocator={bad!r}",
+            f"register allocator={getattr(bad, '__name__', bad)}",  # stable ids (no addresses)
             lambda c, b=bad: c.session.register_external_allocator(c.stream, b),
             TypeError,
             "allocator must be an Allocator instance",

@@ -8,8 +8,13 @@ dtype)`` views device memory as a 1-D array inside the kernel.
 features, ge version), the kernel's LLVM IR with Numba's C wrapper replaced by a plain one, the
 machine code built from it, and a SHA-256 of all of that, so the binary needs no Python
 objects, no Numba runtime and not the source that produced it. ``load_kernel_binary``
-JIT-compiles that IR with llvmlite (Numba is not imported), refusing a binary whose digest does
-not match (any mutated byte) or that was built for CPU features this machine lacks.
+loads it with llvmlite (Numba is not imported), refusing a binary whose digest does not match
+(any mutated byte) or that was built for CPU features this machine lacks. A binary built for
+exactly this CPU loads its machine code as it is, after checking that every symbol the code
+links against exists here (a read of the object's ELF symbol table; an unresolved one would
+abort the process inside the JIT); otherwise, or if that code is no sound ELF object, its IR is
+compiled again. Parsing the IR was most of an offline model's load time, so it is skipped
+when the code fits.
 ``launch_kernel`` runs blocks ``0..block_dim-1`` on the native thread pool of
 ``ge.runtime._launcher`` (a Python thread pool where there is none), in ``stream`` order.
 
@@ -57,6 +62,7 @@ import functools
 import hashlib
 import json
 import os
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -315,15 +321,75 @@ def _machine_code(header: dict[str, Any], code: bytes, llvm: Any) -> bytes | Non
 def _unresolved_symbols(module: Any) -> list[str]:
     """External functions/globals of ``module`` this process cannot supply (calling one would
     jump to address 0)."""
-    process = ctypes.CDLL(None)
-    llvm = _llvm()
     names = [f.name for f in module.functions if f.is_declaration]
     names += [g.name for g in module.global_variables if g.is_declaration]
-    return [
-        n
-        for n in names
-        if not n.startswith("llvm.") and not hasattr(process, n) and not llvm.address_of_symbol(n)
-    ]
+    return [n for n in names if not n.startswith("llvm.") and not _resolvable(n)]
+
+
+@functools.cache
+def _process() -> ctypes.CDLL:
+    return ctypes.CDLL(None)
+
+
+def _resolvable(name: str) -> bool:
+    """Whether the JIT can link a reference to ``name``: a symbol of this process (libc, libm)
+    or one ge registered with llvmlite (the view check)."""
+    return hasattr(_process(), name) or bool(_llvm().address_of_symbol(name))
+
+
+def _engine_for(ir: str, code: bytes | None) -> Any:
+    """An engine running the binary: its machine code loaded as it is when the binary was built
+    for exactly this CPU (no IR is parsed: that took most of a model's load time), else its IR
+    compiled (``_jit``)."""
+    symbols = _elf_symbols(code) if code else None
+    if symbols is None:  # no code for this CPU, or an object that is not a sound ELF file
+        return _jit(ir, None)[0]
+    missing = sorted(n for n in symbols if not _resolvable(n))
+    if missing:
+        raise GeValueError(
+            f"kernel binary needs symbols this process does not have: {', '.join(missing[:8])}"
+        )
+    llvm = _guarded_llvm()
+    machine = llvm.Target.from_default_triple().create_target_machine(opt=0)  # builds no code
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    return engine
+
+
+_ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_ELF_SECTION = struct.Struct("<IIQQQQIIQQ")
+_ELF_SYMBOL = struct.Struct("<IBBHQQ")
+_SHT_SYMTAB = 2
+
+
+def _elf_symbols(code: bytes) -> list[str] | None:
+    """The undefined symbols of ELF64 little-endian object ``code`` (what it links against),
+    or ``None`` if ``code`` is no such object or any of its tables lies outside it. Only
+    objects this check reads whole are loaded as they are."""
+    try:
+        ident, *_, shoff, _flags, _eh, _ph, _phn, shentsize, shnum, _shstr = (
+            _ELF_HEADER.unpack_from(code)
+        )
+        if ident[:6] != b"\x7fELF\x02\x01" or shentsize != _ELF_SECTION.size:
+            return None
+        sections = [_ELF_SECTION.unpack_from(code, shoff + i * shentsize) for i in range(shnum)]
+        tables = [s for s in sections if s[1] == _SHT_SYMTAB]
+        if len(tables) != 1:
+            return None
+        _, _, _, _, offset, size, link, *_ = tables[0]
+        strings = sections[link]
+        names = code[strings[4] : strings[4] + strings[5]]
+        if offset + size > len(code) or strings[4] + strings[5] > len(code):
+            return None
+        undefined = []
+        for at in range(offset, offset + size - _ELF_SYMBOL.size + 1, _ELF_SYMBOL.size):
+            name, _info, _other, shndx, _value, _size = _ELF_SYMBOL.unpack_from(code, at)
+            if shndx == 0 and name:
+                undefined.append(names[name : names.index(b"\0", name)].decode())
+        return undefined
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError):
+        return None
 
 
 def _missing_features(wanted: str, have: str) -> list[str]:
@@ -370,7 +436,7 @@ class KernelBinary:
                 f"kernel binary was built for CPU {header.get('cpu')!r}; this machine "
                 f"lacks {', '.join(missing[:8])}"
             )
-        self._engine, _ = _jit(ir, _machine_code(header, code, llvm))
+        self._engine = _engine_for(ir, _machine_code(header, code, llvm))
         self._functions: dict[str, KernelFunction] = {}
         for fname in header.get("functions", []):
             address = self._engine.get_function_address(fname)

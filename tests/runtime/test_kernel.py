@@ -41,6 +41,7 @@ from ge.runtime import (
     launch_kernel,
     load_kernel_binary,
 )
+from ge.runtime import kernel as kernel_module
 
 GUARD_S = 30.0  # deadlock guard only
 SPIN_CAP = 2**31  # iteration cap of the spin-wait kernels
@@ -347,6 +348,65 @@ def test_binaries_carry_machine_code_and_load_without_codegen(ew: KernelFunction
         stream.synchronize()
         np.testing.assert_allclose(Dev.get(yb, 6, np.float64), _ref_ew(x), rtol=1e-13)
         del out
+
+
+def _with_code(header: dict[str, Any], ir: str, code: bytes) -> bytes:
+    """A binary of ``header``, ``ir`` and machine code ``code`` (built for this CPU)."""
+    cpu, features = kernel_module.host_cpu()[0], kernel_module.target_features()
+    head = json.dumps({**header, "object_bytes": len(code), "cpu": cpu, "features": features})
+    body = b"GEKB" + len(head.encode()).to_bytes(4, "little") + head.encode()
+    body += ir.encode() + code
+    return body + hashlib.sha256(body).digest()
+
+
+def test_machine_code_for_this_cpu_loads_without_compiling_the_ir(
+    ew_binary: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The IR is the fallback: a binary whose object code was built for this CPU loads that
+    code as it is (neither parsed nor compiled again), and runs."""
+
+    def no_ir(*_: object) -> None:
+        raise AssertionError("the IR was compiled")
+
+    monkeypatch.setattr(kernel_module, "_jit", no_ir)
+    fn = load_kernel_binary(ew_binary).get_function("ew")
+    x = np.linspace(-2, 2, 7)
+    dev = Dev()
+    xb, yb = dev.put(x), dev.empty(7, np.float64)
+    stream = Stream()
+    launch_kernel(fn, 2, stream, [xb, yb, 7])
+    stream.synchronize()
+    np.testing.assert_allclose(Dev.get(yb, 7, np.float64), _ref_ew(x), rtol=1e-13)
+
+
+def test_machine_code_needing_a_missing_symbol_is_refused_by_name(ew_binary: bytes) -> None:
+    """Object code that links against a symbol this process lacks is refused before the JIT
+    sees it (MCJIT would abort the process on the unresolved reference)."""
+    header, ir = _split(ew_binary)
+    llvm = kernel_module._llvm()
+    caller = "declare i64 @ge_test_no_such_symbol()\ndefine i64 @f() {\n"
+    caller += "  %v = call i64 @ge_test_no_such_symbol()\n  ret i64 %v\n}\n"
+    machine = llvm.Target.from_default_triple().create_target_machine(
+        cpu=kernel_module.host_cpu()[0], features=kernel_module.target_features()
+    )
+    code = machine.emit_object(llvm.parse_assembly(caller))
+    with pytest.raises(GeValueError, match="ge_test_no_such_symbol"):
+        load_kernel_binary(_with_code(header, ir, code))
+
+
+@pytest.mark.parametrize("code", [b"not an object", b"\x7fELF\x02\x01" + b"\xff" * 200])
+def test_machine_code_that_is_no_sound_object_falls_back_to_the_ir(
+    ew_binary: bytes, code: bytes
+) -> None:
+    header, ir = _split(ew_binary)
+    fn = load_kernel_binary(_with_code(header, ir, code)).get_function("ew")
+    x = np.linspace(-1, 1, 4)
+    dev = Dev()
+    xb, yb = dev.put(x), dev.empty(4, np.float64)
+    stream = Stream()
+    launch_kernel(fn, 1, stream, [xb, yb, 4])
+    stream.synchronize()
+    np.testing.assert_allclose(Dev.get(yb, 4, np.float64), _ref_ew(x), rtol=1e-13)
 
 
 @pytest.mark.parametrize("where", ["header", "ir", "machine code", "digest"])

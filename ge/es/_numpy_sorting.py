@@ -1,7 +1,7 @@
 """numpy's scans, sorts and selections on traced values (``np.cumsum``, ``np.sort``, ...).
 
 ``FUNCTIONS`` maps a numpy function's ``__name__`` to a rule ``rule(anchor, *args, **kwargs)``
-in the form of ``ge.es._numpy_api`` (whose ``_register`` checks keywords the same way);
+in the form of ``ge.es._numpy_api`` (``_numpy_common.rule_registrar`` checks keywords);
 ``TensorHolder.__array_function__`` looks rules up in both tables. The rules build the
 ``Cumsum``/``Cumprod``/``Sort`` ops (``ge.ops.sorting``) and give numpy's values, dtype and
 shape. Decisions where numpy is silent or a graph cannot follow it:
@@ -40,7 +40,7 @@ import numpy as np
 
 from ge.error import GeTypeError, GeValueError
 from ge.es import _numpy_rules
-from ge.es._numpy_api import (
+from ge.es._numpy_common import (
     _axes,
     _axis,
     _concatenate,

@@ -1,0 +1,142 @@
+"""What every numpy rule family of ``ge.es`` shares: the keyword-checking registrar and the
+helpers the rules build with (an operand as a holder, axes checked as numpy checks them,
+reshape/transpose/slice/gather of a holder).
+
+``rule_registrar(table)`` gives a ``register(*names)`` decorator: the rule goes into
+``table`` under those names, wrapped so that a keyword numpy takes but the rule does not
+(``out=``, ``where=``, ``casting=``, ...) raises ``GeTypeError`` naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ge.error import GeTypeError, GeValueError
+from ge.es.tensor_holder import TensorHolder, _index, innermost
+
+__all__ = ["FUNCTIONS", "Rule", "rule_registrar"]
+
+# _numpy_api's table: the rules of _numpy_api, _numpy_shape, _numpy_linalg and _numpy_stats
+# (tensor_holder merges it as the _numpy_api family)
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+Rule = Callable[..., Any]
+F = TypeVar("F", bound=Rule)
+
+
+def rule_registrar(table: dict[str, Rule]) -> Callable[..., Callable[[F], F]]:
+    """A decorator factory registering rules into ``table`` (each rule family has its own):
+    ``@register("name", ...)`` puts the rule under those names, and a keyword it lacks raises
+    ``GeTypeError`` naming it."""
+
+    def register(*names: str) -> Callable[[F], F]:
+        return functools.partial(_checked_into, table, names)
+
+    return register
+
+
+def _checked_into(table: dict[str, Rule], names: tuple[str, ...], rule: F) -> F:
+    signature = inspect.signature(rule)
+    label = names[0]
+
+    @functools.wraps(rule)
+    def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(anchor, *args, **kwargs)
+        except TypeError as error:
+            unknown = sorted(k for k in kwargs if k not in signature.parameters)
+            if unknown:
+                raise GeTypeError(
+                    f"np.{label} of a traced value does not take "
+                    f"{', '.join(repr(k) for k in unknown)}"
+                ) from None
+            raise GeTypeError(f"np.{label} of a traced value: {error}") from None
+        return rule(anchor, *args, **kwargs)
+
+    for name in names:
+        table[name] = checked
+    return rule
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def _h(anchor: TensorHolder, value: Any) -> TensorHolder:
+    """``value`` as a holder of ``anchor``'s graph (numpy's dtype for a Python scalar/list)."""
+    if isinstance(value, TensorHolder):
+        return innermost(anchor, value)._operand(value)
+    array = np.asarray(value)
+    if array.dtype == np.float64 and not isinstance(value, np.ndarray) and array.ndim == 0:
+        array = np.asarray(value)
+    return anchor._operand(array)
+
+
+def _known(x: TensorHolder, what: str) -> tuple[int, ...]:
+    shape = x.shape
+    if any(d < 0 for d in shape):
+        raise GeValueError(f"np.{what} of a traced value needs a known shape, got {shape}")
+    return shape
+
+
+def _axis(axis: Any, ndim: int, what: str) -> int:
+    """``axis`` normalised to ``[0, ndim)``; out of range raises numpy's message as GeValueError."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise GeTypeError(f"np.{what}: axis must be an int, got {axis!r}")
+    if not -ndim <= int(axis) < ndim:
+        raise GeValueError(
+            f"np.{what}: axis {int(axis)} is out of bounds for an array of dimension {ndim}"
+        )
+    return int(axis) % ndim
+
+
+def _axes(axis: Any, ndim: int, what: str) -> list[int]:
+    if axis is None:
+        return list(range(ndim))
+    items = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = [_axis(a, ndim, what) for a in items]
+    if len(set(axes)) != len(axes):
+        raise GeValueError(f"np.{what}: repeated axis in {axis!r}")
+    return axes
+
+
+def _reshape(x: TensorHolder, shape: Sequence[int]) -> TensorHolder:
+    return x._op("Reshape", x, x._ints(list(shape)))
+
+
+def _transpose(x: TensorHolder, perm: Sequence[int]) -> TensorHolder:
+    if list(perm) == list(range(x.ndim)):
+        return x
+    return x._op("Transpose", x, x._ints(list(perm)))
+
+
+def _slice(x: TensorHolder, axis: int, start: int, stop: int, step: int = 1) -> TensorHolder:
+    key: list[Any] = [slice(None)] * x.ndim
+    key[axis] = slice(start, stop, step)
+    return _index(x, tuple(key))
+
+
+def _gather(x: TensorHolder, indices: Any, axis: int) -> TensorHolder:
+    idx = x._operand(np.asarray(indices, dtype=np.int64))
+    return x._op("GatherV2", x, idx, x._ints([axis]), attrs={"negative_index_support": True})
+
+
+def _isnan(x: TensorHolder) -> TensorHolder:
+    return x._op("NotEqual", x, x)
+
+
+def _as_bool(x: TensorHolder) -> TensorHolder:
+    return x if x.dtype == np.bool_ else x != 0
+
+
+def _base(name: str) -> Callable[..., Any]:
+    """A rule of tensor_holder's own table (read at call time: it imports this module)."""
+    from ge.es import tensor_holder  # noqa: PLC0415
+
+    return tensor_holder._FUNCTIONS[name]
+
+
+def _concatenate(anchor: TensorHolder, parts: Sequence[Any], axis: int) -> TensorHolder:
+    return _base("concatenate")(anchor, list(parts), axis=axis)  # type: ignore[no-any-return]

@@ -18,6 +18,12 @@ records its own capacity, and the count is clamped to it. A table that grows is 
 copy twice its size; the old one is never freed (a kernel may still be reading it), nor is any
 of this memory, which comes from the C heap so that it outlives the interpreter's own objects.
 
+The IR names the table's cell and failure ring by symbol (``ge_guard_cell``,
+``ge_guard_ring``), bound to this guard's memory when the JIT links the code, so the machine
+code is the same in every process: it is kept in the device's code cache
+(``ge._device._code_cache``, keyed on the IR, the process triple and llvmlite's version) and
+a later process loads it instead of generating it (which cost a fresh process ~20-30 ms).
+
 Decisions (ours):
 
 - A view of 0 bytes is accepted at any address: it can touch nothing.
@@ -37,6 +43,7 @@ Decisions (ours):
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import Any
 
 __all__ = ["CHECK_SYMBOL", "RangeGuard"]
@@ -50,6 +57,8 @@ _LOOKBACK = 8  # ranges starting at or below a view's address that a check looks
 # Table: 0 count, 1 capacity, then capacity (start, end) pairs sorted by start.
 # Ring: _RING records of (stamp, addr, count, itemsize); stamp = failure number + 1.
 _IR = r"""
+@ge_guard_cell = external global i64
+@ge_guard_ring = external global i64
 declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
 declare {i64, i1} @llvm.umul.with.overflow.i64(i64, i64)
 declare {i64, i1} @llvm.uadd.with.overflow.i64(i64, i64)
@@ -81,11 +90,11 @@ done:
 }
 
 define internal void @record(i64 %addr, i64 %count, i64 %itemsize) {
-  %headp = getelementptr inbounds i64, ptr @@CELL@@, i64 2
+  %headp = getelementptr inbounds i64, ptr @ge_guard_cell, i64 2
   %h = atomicrmw add ptr %headp, i64 1 monotonic
   %slot = and i64 %h, @@RINGMASK@@
   %base = shl i64 %slot, 2
-  %p0 = getelementptr inbounds i64, ptr @@RING@@, i64 %base
+  %p0 = getelementptr inbounds i64, ptr @ge_guard_ring, i64 %base
   store atomic i64 0, ptr %p0 monotonic, align 8
   %p1 = getelementptr inbounds i64, ptr %p0, i64 1
   store atomic i64 %addr, ptr %p1 monotonic, align 8
@@ -116,12 +125,12 @@ span:
   %eov = extractvalue {i64, i1} %e, 1
   br i1 %eov, label %fail, label %read
 read:
-  %seq1 = load atomic i64, ptr @@CELL@@ acquire, align 8
+  %seq1 = load atomic i64, ptr @ge_guard_cell acquire, align 8
   %odd = and i64 %seq1, 1
   %busy = icmp ne i64 %odd, 0
   br i1 %busy, label %read, label %search
 search:
-  %tpp = getelementptr inbounds i64, ptr @@CELL@@, i64 1
+  %tpp = getelementptr inbounds i64, ptr @ge_guard_cell, i64 1
   %ti = load atomic i64, ptr %tpp monotonic, align 8
   %t = inttoptr i64 %ti to ptr
   %count0 = load atomic i64, ptr %t monotonic, align 8
@@ -157,7 +166,7 @@ verdict:
   %lo = phi i64 [0, %compare], [%first, %hold]
   %hi = phi i64 [0, %compare], [%limit, %hold]
   fence acquire
-  %seq2 = load atomic i64, ptr @@CELL@@ monotonic, align 8
+  %seq2 = load atomic i64, ptr @ge_guard_cell monotonic, align 8
   %same = icmp eq i64 %seq1, %seq2
   br i1 %same, label %decide, label %read
 decide:
@@ -175,22 +184,22 @@ fail:
 }
 
 define internal void @begin() {
-  %s = load atomic i64, ptr @@CELL@@ monotonic, align 8
+  %s = load atomic i64, ptr @ge_guard_cell monotonic, align 8
   %odd = add i64 %s, 1
-  store atomic i64 %odd, ptr @@CELL@@ monotonic, align 8
+  store atomic i64 %odd, ptr @ge_guard_cell monotonic, align 8
   fence release
   ret void
 }
 
 define internal void @end() {
-  %s = load atomic i64, ptr @@CELL@@ monotonic, align 8
+  %s = load atomic i64, ptr @ge_guard_cell monotonic, align 8
   %even = add i64 %s, 1
-  store atomic i64 %even, ptr @@CELL@@ release, align 8
+  store atomic i64 %even, ptr @ge_guard_cell release, align 8
   ret void
 }
 
 define internal ptr @table() {
-  %tpp = getelementptr inbounds i64, ptr @@CELL@@, i64 1
+  %tpp = getelementptr inbounds i64, ptr @ge_guard_cell, i64 1
   %ti = load atomic i64, ptr %tpp monotonic, align 8
   %t = inttoptr i64 %ti to ptr
   ret ptr %t
@@ -269,7 +278,7 @@ refuse:
 ; makes %new (a filled copy of the table with a larger capacity) the table
 define void @ge_guard_publish(i64 %new) {
   call void @begin()
-  %tpp = getelementptr inbounds i64, ptr @@CELL@@, i64 1
+  %tpp = getelementptr inbounds i64, ptr @ge_guard_cell, i64 1
   store atomic i64 %new, ptr %tpp monotonic, align 8
   call void @end()
   ret void
@@ -300,8 +309,43 @@ def _c_heap(nslots: int) -> Any:
     return (ctypes.c_int64 * nslots).from_address(addr)
 
 
-def _pointer(slots: Any) -> str:
-    return f"inttoptr (i64 {ctypes.addressof(slots)} to ptr)"
+_CELL_SYMBOL, _RING_SYMBOL = "ge_guard_cell", "ge_guard_ring"
+_IR = _IR.replace("@@RINGMASK@@", str(_RING - 1)).replace("@@LOOKBACK@@", str(_LOOKBACK))
+# the JIT links the code's references to the cell and ring when it loads it, through
+# process-wide symbols: one guard at a time binds them
+_LINKING = threading.Lock()
+
+
+def _compile(llvm: Any, cell: Any, ring: Any) -> Any:
+    """An engine running the check code, its cell and ring at ``cell`` and ``ring``. The code
+    names them by symbol (not by address), so the object code is the same in every process and
+    is loaded from the device's code cache when an earlier process built it."""
+    from ge._device import _code_cache  # noqa: PLC0415
+
+    key = _code_cache.code_key("guard", _IR, llvm.get_process_triple(), _llvmlite_version())
+    cached = _code_cache.load_code(key)
+    module = llvm.parse_assembly(_IR)
+    module.verify()
+    target = llvm.Target.from_default_triple()
+    engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
+    built: list[bytes] = []
+    if cached is not None:
+        engine.set_object_cache(getbuffer_func=lambda _module: cached)
+    else:
+        engine.set_object_cache(notify_func=lambda _module, data: built.append(bytes(data)))
+    with _LINKING:
+        llvm.add_symbol(_CELL_SYMBOL, ctypes.addressof(cell))
+        llvm.add_symbol(_RING_SYMBOL, ctypes.addressof(ring))
+        engine.finalize_object()
+    if built:
+        _code_cache.store_code(key, built[0])
+    return engine
+
+
+def _llvmlite_version() -> str:
+    import llvmlite  # noqa: PLC0415
+
+    return str(llvmlite.__version__)
 
 
 class RangeGuard:
@@ -317,17 +361,7 @@ class RangeGuard:
         self._ring = _c_heap(4 * _RING)
         self._table = self._new_table(_FIRST_CAPACITY)
         self._cell[1] = ctypes.addressof(self._table)
-        ir = (
-            _IR.replace("@@CELL@@", _pointer(self._cell))
-            .replace("@@RING@@", _pointer(self._ring))
-            .replace("@@RINGMASK@@", str(_RING - 1))
-            .replace("@@LOOKBACK@@", str(_LOOKBACK))
-        )
-        module = llvm.parse_assembly(ir)
-        module.verify()
-        target = llvm.Target.from_default_triple()
-        self._engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
-        self._engine.finalize_object()
+        self._engine = _compile(llvm, self._cell, self._ring)
         address = self._engine.get_function_address
         self.check_address = address(CHECK_SYMBOL)
         self._check = _CHECK(self.check_address)

@@ -1,0 +1,93 @@
+"""Machine code the device builds for itself (the memory guard's view check), kept on disk so
+that a fresh process loads it instead of generating it again (that took ~20-30 ms of every
+process's first kernel load).
+
+An entry is ``GEOC`` + the SHA-256 of the code + the code (an object file), named by a key
+that covers what the code is built from (``key(...)``: the IR and the toolchain that compiles
+it). It is written to a temporary file and renamed into place, so a reader never sees half an
+entry; one that fails its checksum is removed and rebuilt, never loaded.
+
+Decisions (ours):
+
+- The entries live with the kernel cache (``$GE_KERNEL_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/ge/kernels``, else ``~/.cache/ge/kernels``) and follow its switch
+  (``GE_KERNEL_CACHE=0``: nothing is read or written), both read from ``current_options()``.
+  This module repeats the kernel cache's rule for that directory rather than import it: it
+  lives in the compiler, which the device (and a process that only runs offline models) must
+  not import.
+- A directory that cannot be read or written only costs the build: every failure here is
+  silent, and the caller builds the code itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from ge.options import current_options
+
+__all__ = ["code_key", "load_code", "store_code"]
+
+_MAGIC = b"GEOC"
+_DIGEST = 32
+_SUFFIX = ".geobj"
+
+
+def _directory() -> Path | None:
+    options = current_options()
+    if not options.kernel_cache:
+        return None
+    if options.kernel_cache_dir:
+        return Path(options.kernel_cache_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ge" / "kernels"
+
+
+def code_key(*parts: str) -> str:
+    """The entry name for code built from ``parts`` (its source and every toolchain detail
+    that changes the code)."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def load_code(key: str) -> bytes | None:
+    """The code stored under ``key``; ``None`` if there is none or it is damaged (a damaged
+    entry is removed)."""
+    directory = _directory()
+    if directory is None:
+        return None
+    path = directory / f"{key}{_SUFFIX}"
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    code = data[len(_MAGIC) + _DIGEST :]
+    if data[: len(_MAGIC)] == _MAGIC and hashlib.sha256(code).digest() == data[4:36] and code:
+        return code
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None
+
+
+def store_code(key: str, code: bytes) -> bool:
+    """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
+    import tempfile  # noqa: PLC0415  (only a process that builds the code writes it)
+
+    directory = _directory()
+    if directory is None:
+        return False
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=directory)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(code).digest() + code)
+        os.replace(tmp, directory / f"{key}{_SUFFIX}")
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False

@@ -29,6 +29,7 @@ __all__ = [
     "broadcast_shapes",
     "desc",
     "is_unknown_rank",
+    "may_be_scalar",
     "normalize_axes",
     "normalize_axis",
     "one_int",
@@ -59,6 +60,17 @@ def shape_of(d: TensorDesc) -> list[int]:
 
 def is_unknown_rank(shape: Sequence[int]) -> bool:
     return list(shape) == UNKNOWN_RANK
+
+
+def may_be_scalar(shape: Sequence[int]) -> bool:
+    """Whether a tensor of ``shape`` can hold exactly one value: ``[]`` or ``[1]``, or a shape
+    that may turn out to be one at run time (``[-1]``, an unknown rank), where the rule that
+    reads the value runs again on the real shape (``infer_on_values``).
+
+    >>> may_be_scalar([]), may_be_scalar([-2]), may_be_scalar([-1]), may_be_scalar([2])
+    (True, True, True, False)
+    """
+    return list(shape) in ([], [1], [-1], UNKNOWN_RANK)
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> list[int]:

@@ -164,6 +164,14 @@ def _channel_axis(data_format: str, rank: int) -> int:
     return 1 if data_format.startswith("NC") and rank > 1 else rank - 1
 
 
+def _bias_size(shape: list[int]) -> int | None:
+    """The element count of a 1-D bias (``-1`` when unknown, an unknown rank included);
+    ``None`` when it is not 1-D."""
+    if rules.is_unknown_rank(shape):
+        return -1
+    return shape[0] if len(shape) == 1 else None
+
+
 def _bias_add_infer(ctx: InferContext) -> list[Any]:
     x, bias = ctx.inputs
     shape = list(x._shape)
@@ -171,7 +179,7 @@ def _bias_add_infer(ctx: InferContext) -> list[Any]:
         if not shape:
             raise InferError("x must have at least one dim")
         channel = shape[_channel_axis(ctx.attrs["data_format"], len(shape))]
-        size = bias._shape[0] if len(bias._shape) == 1 else None
+        size = _bias_size(list(bias._shape))
         if size is None or (-1 not in (channel, size) and channel != size):
             raise InferError(f"bias must be 1-D with {channel} elements, got {list(bias._shape)}")
     return [rules.desc(shape, rules.promote_types(x._data_type, bias._data_type), x._format)]

@@ -134,7 +134,11 @@ def _reshape_infer(ctx: InferContext) -> list[Any]:
         return [rules.desc(in_shape[:start] + middle + in_shape[stop:], x._data_type, x._format)]
     target = _ints(ctx.values[1])
     if rules.is_unknown_rank(in_shape):
-        return [rules.desc(target if -1 not in target else rules.UNKNOWN_RANK, x._data_type)]
+        whole = ctx.attrs["axis"] == 0 and ctx.attrs["num_axes"] == -1
+        # replacing all dims, the target is the shape (its -1, if any, unknown until run time);
+        # replacing some, the dims kept around it are unknown in number
+        shape = _resolve_reshape([-1], target) if whole else rules.UNKNOWN_RANK
+        return [rules.desc(shape, x._data_type, x._format)]
     start, stop = _reshape_span(ctx, len(in_shape))
     middle = _resolve_reshape(in_shape[start:stop], target)
     return [rules.desc(in_shape[:start] + middle + in_shape[stop:], x._data_type, x._format)]
@@ -191,8 +195,8 @@ _register(
 # --- Squeeze / Unsqueeze / ExpandDims ----------------------------------------------------------
 def _squeeze_shape(shape: list[int], axis: list[int]) -> list[int]:
     if not axis:
-        if -1 in shape:
-            raise InferError(f"cannot squeeze all size-1 dims of {shape}: some are unknown")
+        if -1 in shape:  # an unknown dim may be 1 or not: the rank is unknown until run time
+            return list(rules.UNKNOWN_RANK)
         return [d for d in shape if d != 1]
     if not shape:  # numpy: a 0-d array has no axis to squeeze
         raise InferError(f"cannot squeeze axis {axis} of a scalar: it has no axes")
@@ -654,6 +658,8 @@ def _broadcast_to_infer(ctx: InferContext) -> list[Any]:
     target = _shape_from_value(ctx, 1, "shape")
     if target is None:
         return [rules.desc(rules.UNKNOWN_RANK, x._data_type)]
+    if rules.is_unknown_rank(x._shape):  # the result is the target; run time checks x fits
+        return [rules.desc(target, x._data_type)]
     result = rules.broadcast_shapes(x._shape, target)
     if len(result) != len(target) or any(
         t not in (r, -1) for r, t in zip(result, target, strict=True)
@@ -673,7 +679,7 @@ _register(
 
 def _fill_infer(ctx: InferContext) -> list[Any]:
     value = ctx.inputs[1]
-    if list(value._shape) not in ([], [1]):
+    if not rules.may_be_scalar(value._shape):
         raise InferError(f"value must be a scalar, got shape {list(value._shape)}")
     dims = _shape_from_value(ctx, 0, "dims")
     return [rules.desc(rules.UNKNOWN_RANK if dims is None else dims, value._data_type)]
@@ -710,7 +716,7 @@ def _range_len(start: float, limit: float, delta: float, closed: bool) -> int:
 def _range_infer(ctx: InferContext) -> list[Any]:
     dtype = rules.promote_types(*(d._data_type for d in ctx.inputs))
     for d, name in zip(ctx.inputs, ("start", "limit", "delta"), strict=True):
-        if list(d._shape) not in ([], [1]):
+        if not rules.may_be_scalar(d._shape):
             raise InferError(f"{name} must be a scalar, got shape {list(d._shape)}")
     if any(v is None for v in ctx.values):
         return [rules.desc([-1], dtype)]

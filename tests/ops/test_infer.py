@@ -182,10 +182,16 @@ def test_shape_ops_with_runtime_values() -> None:
     assert shape_of(gather) == [-1, -1, 2]
 
 
-def test_squeeze_all_with_unknown_dims_is_refused() -> None:
+def test_squeeze_all_with_unknown_dims_has_an_unknown_rank() -> None:
+    """An unknown dim may be 1 or not, so the rank is unknown (GE builds it); run time knows."""
     g = Graph("g")
-    with pytest.raises(InferError, match="unknown"):
-        add_op_node(g, "Squeeze", [d(g, 0, [-1, 1])])
+    node = add_op_node(g, "Squeeze", [d(g, 0, [-1, 1])])
+    assert shape_of(node) == [-2]
+    g.set_outputs([(node, 0)])
+    for rows in (1, 3):
+        x = np.arange(rows, dtype=np.float32).reshape(rows, 1)
+        (y,) = eval_graph(g, [x])
+        np.testing.assert_array_equal(y, np.squeeze(x))
 
 
 # An inferred static dim must be what eval produces for every input the declared shape admits.

@@ -39,8 +39,7 @@ def test_wrong_arity_for_a_registered_op() -> None:
 
 def test_unconnected_required_input_and_missing_required_attr() -> None:
     g = Graph("g")
-    g.add_node("Cast", "c", num_inputs=1, num_outputs=1, input_names=["x"],
-               output_names=["y"])
+    g.add_node("Cast", "c", num_inputs=1, num_outputs=1, input_names=["x"], output_names=["y"])
     with pytest.raises(GraphError) as info:
         g.verify()
     text = str(info.value)
@@ -52,8 +51,9 @@ def test_attribute_of_the_wrong_kind() -> None:
     g = _built()
     node = next(n for n in g.get_direct_nodes() if n.type == "ReduceSum")
     node.set_attr("keep_dims", 1)
-    with pytest.raises(GraphError, match="attribute 'keep_dims' is VT_INT, the op declares "
-                                          "VT_BOOL"):
+    with pytest.raises(
+        GraphError, match="attribute 'keep_dims' is VT_INT, the op declares VT_BOOL"
+    ):
         g.verify()
     node.set_attr("keep_dims", False, AttrValueType.VT_BOOL)
     g.verify()

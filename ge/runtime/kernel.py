@@ -64,9 +64,8 @@ import json
 import os
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -76,6 +75,9 @@ from ge.error import GeError, GeTypeError, GeValueError
 from ge.options import Options, current_options, using_options
 from ge.runtime import _launcher
 from ge.runtime.stream import Stream, resolve_stream
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "DeviceRange",
@@ -466,6 +468,10 @@ def load_kernel_binary(data: bytes) -> KernelBinary:
 # --- launching ----------------------------------------------------------------------------------
 @functools.cache
 def _pool() -> ThreadPoolExecutor:
+    """Python threads for blocks where the native launcher is missing (imported only then: the
+    module and the logging it pulls in cost a fresh process ~10 ms)."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ge-block")
 
 

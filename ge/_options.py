@@ -5,8 +5,9 @@ a dictionary"``, ``"options must be a dictionary"``, ``"Ge init config must be a
 dictionary"``). Then :func:`encode_options` checks every key and value is a ``str``: GE-PY
 calls ``.encode()`` on each, key then value, so the first that is not one raises Python's own
 ``AttributeError`` ``"'<type>' object has no attribute 'encode'"``. Ours is an
-:class:`OptionEncodeError`, an ``AttributeError`` with that text first and also a
-``TypeError`` (what ``ge`` raised before), naming the entry.
+:class:`OptionEncodeError`, a :class:`~ge.error.GeAttributeError` with that text first (and
+``name``/``obj`` set as Python's own), naming the entry after it; it is also a ``TypeError``,
+what ``ge`` raised before.
 
 Unknown keys are accepted, as GE accepts them. Known keys with a documented value set are
 checked by :func:`invalid_option`; the callers report a bad value as GE's C call failing
@@ -21,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ge.error import GeTypeError
+from ge.error import GeAttributeError
 
 __all__ = ["KNOWN_OPTIONS", "OptionEncodeError", "encode_options", "invalid_option"]
 
 
-class OptionEncodeError(GeTypeError, AttributeError):
+class OptionEncodeError(GeAttributeError, TypeError):
     """An option key or value that is not a ``str`` (GE-PY: Python's ``AttributeError`` from
-    ``.encode()``); a ``TypeError`` and a ``GeError`` too."""
+    ``.encode()``); a ``GeError`` and a ``TypeError`` too."""
 
 
 def _int_at_least(low: int) -> Callable[[str], bool]:

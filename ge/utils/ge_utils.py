@@ -7,10 +7,11 @@ Checks, texts and their order follow GE_ERRORS.md §6; GE's text starts each mes
   must be a list of shape lists", then "each shape dim must be an integer"; ``bool`` dims are
   accepted and read as ints), then ``graph`` (GE-PY reads ``graph._handle``, so a non-``Graph``
   is an ``AttributeError`` "'<type>' object has no attribute '_handle'"; ours,
-  :class:`NoHandleError`, is a ``TypeError`` too), then GE's conditions, each a
-  ``RuntimeError`` "Failed to infer shape": an invalid (moved) graph; a root Data-like node
-  (Data, RefData, AippData, AnyData) whose ``index`` attr is outside ``input_shapes``; a count
-  of distinct root Data indexes other than ``len(input_shapes)``; a failing node inference.
+  :class:`NoHandleError`, is a :class:`~ge.error.GeAttributeError` and a ``TypeError`` too),
+  then GE's conditions, each a ``RuntimeError`` "Failed to infer shape": an invalid (moved)
+  graph; a root Data-like node (Data, RefData, AippData, AnyData) whose ``index`` attr is
+  outside ``input_shapes``; a count of distinct root Data indexes other than
+  ``len(input_shapes)``; a failing node inference.
   Data-like nodes without an int ``index`` attr are skipped, Variables are not graph inputs
   here, subgraph Data nodes follow their parent's inputs.
 - ``check_node_support_on_aicore(node)``: a non-``Node`` is :class:`NoHandleError` (GE reads
@@ -26,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ge.error import GeError, GeTypeError, GraphError
+from ge.error import GeAttributeError, GeError, GeTypeError, GraphError
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.types import AttrValueType
@@ -42,9 +43,10 @@ _INFER_FAILED = "Failed to infer shape"
 _AICORE_FAILED = "Failed to check node support on AICore"
 
 
-class NoHandleError(GeTypeError, AttributeError):
+class NoHandleError(GeAttributeError, TypeError):
     """A ``graph``/``node`` argument of the wrong type (GE-PY: Python's ``AttributeError``
-    from reading ``._handle``); a ``TypeError`` and a ``GeError`` too."""
+    from reading ``._handle``); a ``GeError`` and a ``TypeError`` too (what ``ge`` raised
+    before)."""
 
 
 def _no_handle(what: str, expected: str, given: object) -> NoHandleError:

@@ -25,6 +25,7 @@ from ge.ge_global.geapi import is_initialized
 from ge.graph import Graph, Tensor
 from ge.runtime import Stream
 from ge.session import Session
+from tests._python_errors import assert_like_python_attribute_error
 
 CONFIG = {"ge.exec.deviceId": "0"}
 
@@ -510,6 +511,8 @@ def test_row(ctx: Ctx, request: pytest.FixtureRequest) -> None:
     with pytest.raises(row.error) as info:
         row.call(ctx)
     assert re.match(row.pattern, str(info.value)), str(info.value)
+    if row.error is AttributeError:
+        assert_like_python_attribute_error(info.value)
     if isinstance(info.value, GeError) and row.error is not GeError:
         return  # a GeTypeError etc.: the builtin GE documents is what the row checks
     if row.error is GeError:

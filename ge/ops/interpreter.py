@@ -253,6 +253,12 @@ class _UfuncStep:
         self.pooled = -1  # the reused buffer it writes into, else -1: a new one each run
 
 
+# Ops whose reference is not their ufunc on these dtype kinds (integer Pow goes through
+# float64 and truncates, where numpy's power refuses negative exponents); the ufunc test of
+# tests/ops/test_interpreter_program.py finds any other.
+_NOT_THE_UFUNC: dict[str, str] = {"Pow": "iu"}
+
+
 def _ufunc_of(node: Node) -> tuple[np.ufunc, np.dtype[Any]] | None:
     """The ufunc and output dtype a node can run as (``_UfuncStep``), or ``None``."""
     op = get_op(node.type)
@@ -269,6 +275,8 @@ def _ufunc_of(node: Node) -> tuple[np.ufunc, np.dtype[Any]] | None:
     dtype = numpy_dtype(descs[0]._data_type)
     plain = dtype.kind in "biu" or (dtype.kind == "f" and dtype.itemsize >= 4)
     if not plain or any(d._data_type != descs[0]._data_type for d in descs):
+        return None
+    if dtype.kind in _NOT_THE_UFUNC.get(op.type, ""):
         return None
     out_dtype = numpy_dtype(out._data_type)
     if out_dtype not in (dtype, np.dtype(np.bool_)):

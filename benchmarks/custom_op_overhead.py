@@ -16,7 +16,9 @@ At seed 004's size (8192 float32, the add kernel launched with 8 blocks of 1024)
 
 from __future__ import annotations
 
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import time
@@ -33,17 +35,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import interleaved_medians  # noqa: E402
 from ge import runtime  # noqa: E402
 from ge.custom_op._eager import EagerTask, _thread_stream  # noqa: E402
-from ge.custom_op.execution_context import (  # noqa: E402
-    EagerOpExecutionContext,
-    OutputSlot,
-    RuntimeAttrs,
-)
 from ge.es import GraphBuilder  # noqa: E402
 from ge.ge_global import GeApi  # noqa: E402
 from ge.graph import DataType  # noqa: E402
 from ge.graph import Tensor as GraphTensor  # noqa: E402
 from ge.graph.types import Placement  # noqa: E402
-from ge.runtime import StorageFormat, Tensor, TensorPlacement  # noqa: E402
 from ge.session import Session  # noqa: E402
 
 N = 8192
@@ -61,6 +57,35 @@ def per_call_us(fn: Callable[[], object], samples: int = 15) -> float:
             fn()
         times.append((time.perf_counter() - start) / CALLS)
     return statistics.median(times) * 1e6
+
+
+def python_calls(fn: Callable[[], object], runs: int = 100) -> dict[str, int]:
+    """Python-level calls (and builtins called) per ``fn()``, by where the callee lives: the
+    load-independent measure of a path's cost."""
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(runs):
+        fn()
+    profile.disable()
+    counts: dict[str, int] = {}
+    for (filename, _, name), (_, ncalls, *_) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+        key = _calls_group(filename, name)
+        if key != "profiler":
+            counts[key] = counts.get(key, 0) + ncalls // runs
+    return counts
+
+
+def _calls_group(filename: str, name: str) -> str:
+    if filename == "~":
+        return "profiler" if "disable" in name else "builtins (C)"
+    path = Path(filename)
+    if SAMPLE in path.parents:
+        return "the sample's execute body"
+    try:
+        module = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+    except ValueError:
+        return path.name
+    return module
 
 
 def graph(name: str, op: Callable[..., object]) -> object:
@@ -110,25 +135,6 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
         runtime.launch_kernel(fn, N // 1024, stream.handle, addrs)
 
     launch_us = per_call_us(launch) - bare
-    fmt = StorageFormat()
-    where = TensorPlacement.ON_DEVICE_HBM
-
-    def lend() -> None:
-        views = [
-            Tensor._lend(addr, [N], [N], DataType.DT_FLOAT, fmt, where, N * 4) for addr in addrs[:2]
-        ]
-        outputs = [OutputSlot("output0", addrs[2], DataType.DT_FLOAT, N, N * 4)]
-        ctx = EagerOpExecutionContext(
-            views,
-            [("required", [0]), ("required", [1])],
-            outputs,
-            RuntimeAttrs([], []),
-            stream.handle,
-            lambda n: 0,
-        )
-        ctx._invalidate()
-
-    lend_us = per_call_us(lend)
     plan = session._graphs[2].compiled.plan_for([[N], [N]])  # type: ignore[union-attr]
     task = next(t for t in plan.tasks if isinstance(t, EagerTask))
     task_addrs = np.zeros(len(plan.buffers), np.int64)
@@ -136,6 +142,15 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     for buf, addr in zip(order, addrs, strict=True):
         task_addrs[buf] = addr
     eager_us = per_call_us(lambda: task.run(task_addrs, plan.buffers))
+    assert task.prepared is not None
+    (loan,) = task.prepared.loans  # every run lent it again: the callback kept nothing
+
+    def lend() -> None:
+        loan.open(task_addrs, stream.handle)
+        loan.close()
+
+    lend_us = per_call_us(lend)
+    calls = python_calls(lambda: task.run(task_addrs, plan.buffers))
 
     # --- the report -------------------------------------------------------------------------
     builtin, annotated, no_refresh = (graph_us[k] for k in ids)
@@ -156,12 +171,16 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     around = annotated - bare
     print(f"    run_graph around one kernel task          {around:10.2f}  (Annotated - kernel)")
     print(f"    execute path: EagerTask.run, whole        {eager_us:10.2f}  (incl. the kernel)")
-    print(f"      lend 2 views + output slot + context    {lend_us:10.2f}")
+    print(f"      open + close the loan (ctx, 3 Tensors)  {lend_us:10.2f}")
     print(f"      launch_kernel, queueing on the stream   {launch_us:10.2f}")
     rest = eager_us - bare - lend_us - launch_us
     print(
         f"      the sample's execute body + the rest    {rest:10.2f}  (its checks, malloc_output)"
     )
+    print()
+    print(f"  Python calls per EagerTask.run (cProfile)   {sum(calls.values()):10d}")
+    for where, count in sorted(calls.items(), key=lambda kv: -kv[1]):
+        print(f"    {where:42}{count:10d}")
     for b in blocks:
         runtime.free(b)
     GeApi.ge_finalize()

@@ -49,13 +49,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ge.custom_op._loan import LentTensor, Loan, LoanSpec
 from ge.custom_op.context import _EXECUTE, _bound
-from ge.custom_op.execution_context import (
-    EagerOpExecutionContext,
-    OutputSlot,
-    RuntimeAttrs,
-    output_slot,
-)
+from ge.custom_op.execution_context import EagerOpExecutionContext, output_slot
 from ge.custom_op.registry import OpImplDescriptor, get_registered_op_impl_for_type
 from ge.error import GeError, GeTypeError
 from ge.graph.types import AttrValueType, DataType, Format
@@ -175,13 +171,13 @@ class _Prepared:
     attr_names: list[str]
     attr_kinds: list[AttrValueType]
     attr_values: list[Any]  # plain values; a Tensor attr holds its constant's _Port
-    # what a run lends, fixed when the plan is built: per input instance (buffer, dims, data
-    # type, format template, bytes), per output (name, buffer, data type, elements, bytes)
-    lend_inputs: list[tuple[int, list[int], DataType, StorageFormat, int]] = field(
-        default_factory=list
-    )
-    lend_outputs: list[tuple[str, int, DataType, int, int]] = field(default_factory=list)
-    plain_attrs: bool = True  # no Tensor attribute (nothing to lend for the attributes)
+    # what a run lends (built once, re-pointed per run: ge.custom_op._loan), the loans not
+    # lent right now, and whether the callback's arguments are fixed (no dynamic input's list,
+    # no list attribute: nothing the callback could mutate for the next run)
+    loan_spec: LoanSpec | None = None
+    loans: list[Loan] = field(default_factory=list)
+    fixed_args: bool = True
+    fixed_kwargs: bool = True
 
 
 def _view(addr: int, spec: BufferSpec, port: _Port) -> Tensor:
@@ -254,26 +250,34 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
         else:
             attr_values.append(_attr_value(spec.type, value))
     specs = ctx.plan.buffers
-    lend_inputs = [
-        (
-            q.buffer,
-            [int(d) for d in specs[q.buffer].shape],
-            q.data_type,
-            StorageFormat(q.format, q.format, ExpandDimsType()),
-            specs[q.buffer].nbytes,
-        )
-        for q in inputs
-    ]
-    lend_outputs = []
+    tensor_attrs = {
+        k: _lent(value, specs)
+        for k, (spec, value) in enumerate(zip(op.attrs, attr_values, strict=True))
+        if spec.type is VT.VT_TENSOR
+    }
+    output_slots = []
     for q, name in zip(outputs, node.output_names, strict=True):
-        buffer_spec = specs[q.buffer]
-        count = int(np.prod(buffer_spec.shape, dtype=np.int64))
+        count = int(np.prod(specs[q.buffer].shape, dtype=np.int64))
         slot = output_slot(name, 0, q.data_type, count)
-        lend_outputs.append((name, q.buffer, q.data_type, slot.elements, slot.nbytes))
+        output_slots.append((name, slot.elements, slot.nbytes))
+    attr_kinds = [a.type for a in op.attrs]
+    loan_spec = LoanSpec(
+        [_lent(q, specs) for q in inputs],
+        ir_inputs,
+        [_lent(q, specs) for q in outputs],
+        output_slots,
+        [a.name for a in op.attrs],
+        attr_kinds,
+        [
+            _attr_value(kind, v) if kind is not VT.VT_TENSOR else None
+            for kind, v in zip(attr_kinds, attr_values, strict=True)
+        ],
+        tensor_attrs,
+    )
     return _Prepared(
-        lend_inputs=lend_inputs,
-        lend_outputs=lend_outputs,
-        plain_attrs=all(spec.type is not VT.VT_TENSOR for spec in op.attrs),
+        loan_spec=loan_spec,
+        fixed_args=all(kind != "dynamic" for kind, _ in ir_inputs),
+        fixed_kwargs=not any(isinstance(v, list) for v in loan_spec.attr_values),
         where=f"{op.type} ({impl.module_name}.{impl.class_name}.execute)",
         method=getattr(instance, "execute", _no_execute),
         legacy="eager_execute" in impl.interfaces and is_legacy_execute(impl.cls),
@@ -283,9 +287,16 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
         ir_outputs=output_groups(op, node),
         output_names=list(node.output_names),
         attr_names=[a.name for a in op.attrs],
-        attr_kinds=[a.type for a in op.attrs],
+        attr_kinds=attr_kinds,
         attr_values=attr_values,
     )
+
+
+def _lent(port: _Port, specs: Sequence[BufferSpec]) -> LentTensor:
+    """How a run lends the buffer of ``port``: (buffer, dims, data type, format, bytes)."""
+    spec = specs[port.buffer]
+    fmt = StorageFormat(port.format, port.format, ExpandDimsType())
+    return (port.buffer, [int(d) for d in spec.shape], port.data_type, fmt, spec.nbytes)
 
 
 def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
@@ -485,77 +496,68 @@ class EagerTask(HostTask):
 
 
 def _run(p: _Prepared, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
-    """One run of the node's ``execute``. The hot path of the execute path: everything that
-    does not change between runs was fixed when the plan was built (``_Prepared``), so a run
-    lends fresh views (``Tensor._lend``), binds the context, calls, and checks."""
+    """One run of the node's ``execute``, the hot path of the execute path: take a loan
+    (``ge.custom_op._loan``: the context and Tensors, built once per plan), point it at this
+    run's buffers, call, check, expire it, and give it back unless the callback kept any of
+    its objects. No local here refers to a lent object when the loan is closed (its
+    reference counts decide whether it is lent again)."""
     stream = _THREAD.stream or _thread_stream()
-    lend = Tensor._lend
-    inputs = [
-        lend(int(addrs[buf]), dims, dims, dtype, fmt, _ON_DEVICE, nbytes)
-        for buf, dims, dtype, fmt, nbytes in p.lend_inputs
-    ]
-    outputs = [
-        OutputSlot(name, int(addrs[buf]), dtype, elements, nbytes)
-        for name, buf, dtype, elements, nbytes in p.lend_outputs
-    ]
-    lent: list[Tensor] = []
-    if p.plain_attrs:
-        values = [_attr_value(kind, value) for kind, value in zip(p.attr_kinds, p.attr_values)]  # noqa: B905
-    else:
-        values = []
-        for kind, value in zip(p.attr_kinds, p.attr_values, strict=True):
-            if kind is VT.VT_TENSOR:
-                tensor = _view(int(addrs[value.buffer]), specs[value.buffer], value)
-                lent.append(tensor)
-                values.append(tensor)
-            else:
-                values.append(_attr_value(kind, value))  # a fresh copy per run
-    workspaces: list[Any] = []
-
-    def malloc(nbytes: int) -> int:
-        block = memory.malloc(max(nbytes, 1))
-        workspaces.append(block)
-        return int(block.addr)
-
-    attrs = RuntimeAttrs(p.attr_kinds, values)
-    ctx = EagerOpExecutionContext(inputs, p.ir_inputs, outputs, attrs, stream.handle, malloc)
-    if lent:
-        ctx._lent += lent
     try:
-        _call(p, ctx, inputs, values)
+        loan = p.loans.pop()
+    except IndexError:
+        loan = _new_loan(p)
+    loan.open(addrs, stream.handle)
+    try:
+        _call(p, loan)
         if stream._error is not None:
             try:
                 stream.synchronize()
             except GeError as e:
                 raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
-        _finish(p, ctx, addrs, specs)
+        _finish(p, loan.ctx, addrs, specs)
     finally:
-        stream._reset()
-        ctx._invalidate()
-        for block in workspaces:
-            memory.free(block)
+        if stream._error is not None:
+            stream._reset()
+        if loan.close():
+            p.loans.append(loan)
 
 
-def _call(
-    p: _Prepared, ctx: EagerOpExecutionContext, inputs: list[Tensor], values: list[Any]
-) -> None:
+def _new_loan(p: _Prepared) -> Loan:
+    assert p.loan_spec is not None
+    ir_inputs = p.ir_inputs
+    args = (lambda inputs: tuple(_ir_args(ir_inputs, inputs))) if p.fixed_args else None
+    return Loan.new(p.loan_spec, args)
+
+
+def _call(p: _Prepared, loan: Loan) -> None:
+    ctx = loan.ctx
     try:
         if p.legacy:
             result = p.method(ctx)
         else:
-            args = _ir_args(p.ir_inputs, inputs)
+            args = loan.args if loan.args is not None else _ir_args(p.ir_inputs, loan.inputs)
+            kwargs = loan.kwargs if p.fixed_kwargs else _fresh_kwargs(p, loan)
             token = _EXECUTE.set(ctx)  # what _bound("execute", ctx) does, without its frame
             try:
-                if values:
-                    result = p.method(*args, **dict(zip(p.attr_names, values)))  # noqa: B905
-                else:
-                    result = p.method(*args)
+                result = p.method(*args, **kwargs) if kwargs else p.method(*args)
             finally:
                 _EXECUTE.reset(token)
     except Exception as e:
         raise GeError(f"{p.where} raised {type(e).__name__}: {e}") from e
     if result is not None:
         raise GeError(f"{p.where} must return None, got {type(result).__name__}")
+
+
+def _fresh_kwargs(p: _Prepared, loan: Loan) -> dict[str, Any]:
+    """The attributes as this run receives them: list values copied, as the callback may
+    mutate what it gets (``RuntimeAttrs`` reads the same copies)."""
+    assert loan.kwargs is not None
+    values = [
+        value if kind is VT.VT_TENSOR else _attr_value(kind, value)
+        for kind, value in zip(p.attr_kinds, loan.kwargs.values(), strict=True)
+    ]
+    loan.ctx._attrs._values = values
+    return dict(zip(p.attr_names, values, strict=True))
 
 
 def _finish(

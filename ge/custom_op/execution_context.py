@@ -44,10 +44,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ge.custom_op._borrowed import Borrowed
+from ge.custom_op._borrowed import EXPIRED, Borrowed
 from ge.error import GeError, GeTypeError
 from ge.graph.types import AttrValueType, DataType
-from ge.runtime._checks import _check_data_type
+from ge.runtime._checks import _INT64_MAX, _check_data_type
 from ge.runtime.format import StorageFormat
 from ge.runtime.shape import StorageShape
 from ge.runtime.types import Tensor, TensorPlacement, _byte_size
@@ -178,6 +178,7 @@ class EagerOpExecutionContext(Borrowed):
         "_produced",
         "_refs",
         "_stream",
+        "_views",
         "_workspaces",
     )
 
@@ -189,6 +190,7 @@ class EagerOpExecutionContext(Borrowed):
         attrs: RuntimeAttrs,
         stream: int,
         malloc: Callable[[int], int],
+        views: Sequence[Tensor | None] = (),
     ) -> None:
         super().__init__()
         self._inputs = list(inputs)
@@ -197,15 +199,20 @@ class EagerOpExecutionContext(Borrowed):
         self._attrs = attrs
         self._stream = stream
         self._malloc = malloc
+        # per output, the Tensor malloc_output_tensor returns when asked for exactly its
+        # shape and format (re-pointed each run by the owner, ge.custom_op._loan), or None
+        self._views: list[Tensor | None] = list(views) or [None] * len(outputs)
         self._produced: list[Tensor | None] = [None] * len(outputs)
         self._refs: dict[int, int] = {}  # output index -> input instance it refers to
-        self._lent: list[Tensor] = list(inputs)  # every Tensor to invalidate afterwards
+        self._lent: list[Tensor] = []  # Tensors made during the run, to invalidate afterwards
         self._workspaces = 0
         self._dynamic = 0
 
     def _invalidate(self) -> None:
-        super()._invalidate()
-        self._attrs._invalidate()
+        """Expire the context, its attributes and the Tensors made during the run. The
+        Tensors it was given (inputs, ``views``) are its owner's to expire."""
+        self._alive = False
+        self._attrs._alive = False
         for tensor in self._lent:
             tensor._invalidate()
 
@@ -276,43 +283,59 @@ class EagerOpExecutionContext(Borrowed):
             )
         return i, self._outputs[i]
 
-    def malloc_output_tensor(
+    def malloc_output_tensor(  # noqa: PLR0912  (its checks written out: a hot path)
         self, index: int, shape: StorageShape, format: StorageFormat, dtype: DataType
     ) -> Tensor:
         """Output ``index`` as a Tensor of ``shape``/``format``/``dtype``: a view of the
-        output's buffer in the task plan (see the module docstring for what must match)."""
-        self._check()
-        if not isinstance(shape, StorageShape):
-            raise GeError(
-                f"Unable to cast Python instance of type {type(shape).__name__} to C++ type "
-                f"'gert::StorageShape'"
-            )
-        if not isinstance(format, StorageFormat):
-            raise GeError(
-                f"Unable to cast Python instance of type {type(format).__name__} to C++ type "
-                f"'gert::StorageFormat'"
-            )
-        failure = "Failed to malloc output tensor"
-        dtype = _check_data_type(dtype)
-        i, slot = self._output(index, failure)
-        storage = shape.storage_shape  # raises if the shape is a view that expired
-        origin = shape.origin_shape
-        format.expand_dims_type  # noqa: B018  (the same for the format)
-        elements = storage.size
+        output's buffer in the task plan (see the module docstring for what must match).
+
+        The checks are written out inline (no helper calls on the way): this runs once per
+        output on every run of the execute path."""
+        if not self._alive:
+            raise GeError(EXPIRED)
+        if type(shape) is not StorageShape or type(format) is not StorageFormat:
+            _check_layout_types(shape, format)
+        if type(dtype) is not DataType or dtype is DataType.DT_MAX:
+            dtype = _check_data_type(dtype)
+        outputs = self._outputs
+        if type(index) is int and 0 <= index < len(outputs):
+            i, slot = index, outputs[index]
+        else:
+            i, slot = self._output(index, "Failed to malloc output tensor")
+        lease = shape._lease
+        if lease is not None and not lease.alive:
+            shape._check()  # raises: the shape is a view that expired
+        lease = format._lease
+        if lease is not None and not lease.alive:
+            format._check()  # the same for the format
+        origin, storage = shape._origin._dims, shape._storage._dims
+        elements = 1  # storage.size, as Shape.size counts it
+        for dim in storage:
+            if dim < 0:
+                elements = -1
+                break
+            elements *= dim
+        if elements > _INT64_MAX:
+            elements = -1
         if dtype is not slot.data_type or elements != slot.elements:
             raise GeError(
-                f"{failure}: output {i} ('{slot.name}') is {slot.elements} elements of "
-                f"{slot.data_type.name} (what infer_meta gave), asked for {elements} of "
-                f"{dtype.name} (storage shape {shape.storage_shape.dims})"
+                f"Failed to malloc output tensor: output {i} ('{slot.name}') is "
+                f"{slot.elements} elements of {slot.data_type.name} (what infer_meta gave), "
+                f"asked for {elements} of {dtype.name} (storage shape {list(storage)})"
             )
         existing = self._produced[i]
-        if existing is not None and i not in self._refs:
+        refs = self._refs
+        if existing is not None and i not in refs:
             return existing
-        tensor = Tensor._lend(
-            slot.addr, origin._dims, storage._dims, dtype, format, _ON_DEVICE, slot.nbytes
-        )
-        self._refs.pop(i, None)
-        return self._produce(i, tensor)
+        if refs:
+            refs.pop(i, None)
+        tensor = self._views[i]
+        if tensor is None or not _same_layout(tensor, origin, storage, format):
+            nbytes = slot.nbytes
+            tensor = Tensor._lend(slot.addr, origin, storage, dtype, format, _ON_DEVICE, nbytes)
+            self._lent.append(tensor)
+        self._produced[i] = tensor
+        return tensor
 
     def make_output_ref_input(self, output_index: int, input_index: int) -> Tensor:
         """Output ``output_index`` is input instance ``input_index``, written in place; its
@@ -336,11 +359,6 @@ class EagerOpExecutionContext(Borrowed):
         self._produced[i] = source
         return source
 
-    def _produce(self, i: int, tensor: Tensor) -> Tensor:
-        self._produced[i] = tensor
-        self._lent.append(tensor)
-        return tensor
-
     def get_output_tensor(self, index: int) -> Tensor:
         """Output ``index`` once made (``RuntimeError`` "Failed to get output tensor" before)."""
         self._check()
@@ -363,8 +381,38 @@ class EagerOpExecutionContext(Borrowed):
 
     def get_stream(self) -> int:
         """The handle of the stream this run's launches must be queued on."""
-        self._check()
-        return self._stream
+        if self._alive:
+            return self._stream
+        raise GeError(EXPIRED)
+
+
+def _check_layout_types(shape: object, format: object) -> None:
+    if not isinstance(shape, StorageShape):
+        raise GeError(
+            f"Unable to cast Python instance of type {type(shape).__name__} to C++ type "
+            f"'gert::StorageShape'"
+        )
+    if not isinstance(format, StorageFormat):
+        raise GeError(
+            f"Unable to cast Python instance of type {type(format).__name__} to C++ type "
+            f"'gert::StorageFormat'"
+        )
+
+
+def _same_layout(
+    tensor: Tensor, origin: list[int], storage: list[int], format: StorageFormat
+) -> bool:
+    """Whether ``tensor`` has exactly these shapes and this format (all fields compared)."""
+    shape, form = tensor._shape, tensor._format
+    mine, theirs = form._expand, format._expand
+    return (
+        shape._storage._dims == storage
+        and shape._origin._dims == origin
+        and form._origin is format._origin
+        and form._storage is format._storage
+        and mine._size == theirs._size
+        and mine._mask == theirs._mask
+    )
 
 
 def output_slot(name: str, addr: int, data_type: DataType, elements: int) -> OutputSlot:

@@ -64,6 +64,7 @@ from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import dtype_info
 from ge.graph.types import DataType, Format
 from ge.runtime._checks import (
+    _INT64_MAX,
     MAX_DIM_NUM,
     MAX_EXPAND_SIZE,
     _check_data_type,
@@ -312,80 +313,106 @@ class Tensor:
         """End the loan: this tensor and every view taken from it raise from now on."""
         self._lease.alive = False
 
+    # Every accessor below tests the lease inline and reads its views' fields directly (a view
+    # of a Tensor shares its lease): one Python call per use, as the execute path's callbacks
+    # read these a dozen times per run.
     def _check(self) -> None:
+        if not self._lease.alive:
+            self._expired()
+
+    def _expired(self) -> NoReturn:
         _check_lease(self._lease, "Tensor")
+        raise AssertionError("unreachable: the lease has expired")  # pragma: no cover
 
     @property
     def addr(self) -> int:
         """Address of the data in device memory."""
-        self._check()
-        return self._addr
+        if self._lease.alive:
+            return self._addr
+        self._expired()
 
     @property
     def size(self) -> int:
         """Bytes of memory the data occupies."""
-        self._check()
-        return self._size
+        if self._lease.alive:
+            return self._size
+        self._expired()
 
     @property
     def shape_size(self) -> int:
-        """Element count of the storage shape (not a byte count; see ``size``)."""
-        self._check()
-        return self._shape.storage_shape.size
+        """Element count of the storage shape (not a byte count; see ``size``); -1 if a dim is
+        unknown or the count overflows int64, as ``Shape.size``."""
+        if not self._lease.alive:
+            self._expired()
+        count = 1
+        for dim in self._shape._storage._dims:
+            if dim < 0:
+                return -1
+            count *= dim
+        return count if count <= _INT64_MAX else -1
 
     @property
     def shape(self) -> StorageShape:
         """Origin and storage shape (a borrowed live view)."""
-        self._check()
-        return self._shape
+        if self._lease.alive:
+            return self._shape
+        self._expired()
 
     @property
     def origin_shape(self) -> Shape:
         """The logical shape (a borrowed live view)."""
-        self._check()
-        return self._shape.origin_shape
+        if self._lease.alive:
+            return self._shape._origin
+        self._expired()
 
     @property
     def storage_shape(self) -> Shape:
         """The shape of the data in memory (a borrowed live view)."""
-        self._check()
-        return self._shape.storage_shape
+        if self._lease.alive:
+            return self._shape._storage
+        self._expired()
 
     @property
     def format(self) -> StorageFormat:
         """Origin format, storage format and expand-dims rule (a borrowed live view)."""
-        self._check()
-        return self._format
+        if self._lease.alive:
+            return self._format
+        self._expired()
 
     @property
     def origin_format(self) -> Format:
         """The logical layout."""
-        self._check()
-        return self._format.origin_format
+        if self._lease.alive:
+            return self._format._origin
+        self._expired()
 
     @property
     def storage_format(self) -> Format:
         """The layout of the data in memory."""
-        self._check()
-        return self._format.storage_format
+        if self._lease.alive:
+            return self._format._storage
+        self._expired()
 
     @property
     def expand_dims_type(self) -> ExpandDimsType:
         """The rule from origin to storage shape (a borrowed live view)."""
-        self._check()
-        return self._format.expand_dims_type
+        if self._lease.alive:
+            return self._format._expand
+        self._expired()
 
     @property
     def data_type(self) -> DataType:
         """The element type."""
-        self._check()
-        return self._data_type
+        if self._lease.alive:
+            return self._data_type
+        self._expired()
 
     @property
     def placement(self) -> TensorPlacement:
         """Where the data lives."""
-        self._check()
-        return self._placement
+        if self._lease.alive:
+            return self._placement
+        self._expired()
 
     def __repr__(self) -> str:
         if not self._lease.alive:

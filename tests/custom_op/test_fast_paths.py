@@ -5,6 +5,7 @@ order and still reports failures at synchronize."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -115,3 +116,143 @@ def test_launch_kernel_int_fast_path_orders_and_reports() -> None:
         assert out.tolist() == [5.0] * 4
     finally:
         runtime.free(block)
+
+
+# --- loans: the objects of a run are built once per plan and re-pointed (ge.custom_op._loan) --
+def _unary_execute(op_type: str, body: Any) -> Session:
+    """A session (GE initialized) with graph 0: y = <op>(x) + 1 for x of shape [4], the op's
+    execute being ``body(ctx, x, out)`` after it launched out = x + x."""
+
+    @register_op(op_type=op_type)
+    def infer(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.data_type)
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, x: Tensor) -> None:
+            ctx = get_execute_ctx()
+            out = ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type)
+            runtime.launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, x.addr, out.addr, 4])
+            body(ctx, x, out)
+
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    session = Session({})
+    b = GraphBuilder("g")
+    y = getattr(ge.es.custom, op_type)(b.create_input(0, shape=[4]))
+    session.add_graph(0, b.build_and_reset([y + 1.0]))
+    return session
+
+
+def _run_checked(session: Session, seed: int) -> None:
+    a = np.arange(4, dtype=np.float32) + seed
+    (out,) = session.run_graph(0, [GraphTensor.from_numpy(a)])
+    np.testing.assert_array_equal(out.numpy(), a * 2 + 1)
+
+
+def test_a_run_that_keeps_nothing_lends_the_same_objects_again(op_type: str) -> None:
+    seen: list[tuple[int, ...]] = []
+    session = _unary_execute(
+        op_type, lambda ctx, x, out: seen.append((id(ctx), id(x), id(out), id(x.shape)))
+    )
+    try:
+        for seed in range(4):
+            _run_checked(session, seed)
+        assert len(set(seen)) == 1, "every run rebuilt what it lends"
+    finally:
+        GeApi.ge_finalize()
+
+
+KEPT: dict[str, Callable[[Any, Tensor, Tensor], Callable[[], object]]] = {
+    # what a callback keeps -> a use of it that must raise once its run is over
+    "context": lambda ctx, x, out: ctx.get_stream,
+    "attrs": lambda ctx, x, out: ctx.get_attrs().get_attr_num,
+    "input": lambda ctx, x, out: lambda: x.addr,
+    "output": lambda ctx, x, out: lambda: out.shape_size,
+    "storage shape": lambda ctx, x, out: lambda: x.shape.origin_shape,
+    "origin shape": lambda ctx, x, out: lambda: x.shape.origin_shape.dims,
+    "storage dims": lambda ctx, x, out: lambda: out.storage_shape.size,
+    "format": lambda ctx, x, out: lambda: x.format.origin_format,
+    "expand rule": lambda ctx, x, out: lambda: x.expand_dims_type.full_size,
+}
+
+
+@pytest.mark.parametrize("what", sorted(KEPT))
+def test_an_object_kept_from_a_run_stays_expired_in_later_runs(op_type: str, what: str) -> None:
+    """The loan is reused only while nothing outside it refers to its objects: a kept object
+    raises after its run, and also while later runs are in progress (when the objects lent
+    to them are live)."""
+    kept: list[Callable[[], object]] = []
+    errors: list[str] = []
+
+    def body(ctx: Any, x: Tensor, out: Tensor) -> None:
+        for use in kept:  # kept by earlier runs: expired even now
+            try:
+                use()
+                errors.append(f"{what} kept from an earlier run is usable during a later one")
+            except RuntimeError:
+                pass
+        x.addr, out.addr, ctx.get_stream()
+        kept.append(KEPT[what](ctx, x, out))
+
+    session = _unary_execute(op_type, body)
+    try:
+        for seed in range(3):
+            _run_checked(session, seed)
+        assert errors == []
+        for use in kept:
+            with pytest.raises(RuntimeError):
+                use()
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_a_failed_run_retires_its_loan(op_type: str) -> None:
+    calls: list[int] = []
+
+    def body(ctx: Any, x: Tensor, out: Tensor) -> None:
+        calls.append(id(x))
+        if len(calls) == 1:
+            raise ValueError("first run fails")
+
+    session = _unary_execute(op_type, body)
+    try:
+        with pytest.raises(GeError, match="raised ValueError: first run fails"):
+            _run_checked(session, 0)
+        _run_checked(session, 1)
+        _run_checked(session, 2)
+        assert calls[1] == calls[2]  # a new loan, lent again
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_an_output_asked_for_in_another_layout_is_a_view_of_its_own(op_type: str) -> None:
+    kept: list[Tensor] = []
+
+    @register_op(op_type=op_type)
+    def infer(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.data_type)
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, x: Tensor) -> None:
+            ctx = get_execute_ctx()
+            out = ctx.malloc_output_tensor(0, StorageShape([2, 2], [4]), x.format, x.data_type)
+            assert out.origin_shape.dims == [2, 2] and out.storage_shape.dims == [4]
+            again = ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type)
+            assert again is out  # asked again: the same Tensor, as before
+            runtime.launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, x.addr, out.addr, 4])
+            kept.append(out)
+
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    try:
+        session = Session({})
+        b = GraphBuilder("g")
+        y = getattr(ge.es.custom, op_type)(b.create_input(0, shape=[4]))
+        session.add_graph(0, b.build_and_reset([y + 1.0]))
+        _run_checked(session, 0)
+        _run_checked(session, 1)
+        assert kept[0] is not kept[1]
+        with pytest.raises(RuntimeError, match="borrowed"):
+            kept[0].addr  # noqa: B018
+    finally:
+        GeApi.ge_finalize()

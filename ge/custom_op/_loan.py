@@ -1,0 +1,222 @@
+"""What one run of an execute-path node lends, built once and re-pointed for every run.
+
+A ``Loan`` is the whole set of borrowed objects an ``execute`` callback receives: the
+``EagerOpExecutionContext``, its ``RuntimeAttrs``, a ``ge.runtime.Tensor`` per input
+instance, per output (what ``malloc_output_tensor`` returns when asked for the shape and
+format ``infer_meta`` gave) and per ``Tensor`` attribute, with the views each Tensor holds
+(``StorageShape``, its two ``Shape``\\ s, ``StorageFormat``, ``ExpandDimsType``). Building them
+costs a few dozen Python calls; a run of the execute path must cost as few as it can, so a
+plan builds a loan once and every run re-points it:
+
+* ``open(addrs, stream)`` writes this run's buffer addresses into the Tensors, puts back the
+  shapes and formats the plan fixed (a callback may have edited a live view: edits never leak
+  into the next run), clears the context's per-run state and makes every object usable;
+* ``close()`` expires them all at once (one flag per lease, no object is made), frees the
+  run's workspaces and says whether the loan can be lent again.
+
+**Expiry still holds for objects a callback kept.** Reusing an object is sound only if
+nothing outside the loan refers to it: a Tensor kept from run 1 must not come back to life
+in run 2. ``close()`` compares every object's reference count with the count it had when
+the loan was built (``sys.getrefcount``, one C call each); a single extra reference — a
+callback that stored ``ctx``, ``x`` or ``x.shape`` somewhere, a traceback that holds the
+callback's frame — retires the loan for good (its objects stay expired) and the next run
+builds a new one. A loan is taken from and given back to its plan's free list
+(``list.pop``/``append``, atomic), so concurrent runs of one plan never share one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ge.custom_op.execution_context import EagerOpExecutionContext, OutputSlot, RuntimeAttrs
+from ge.graph.types import AttrValueType, DataType
+from ge.runtime import memory
+from ge.runtime._checks import _Lease
+from ge.runtime.format import StorageFormat
+from ge.runtime.types import Tensor, TensorPlacement
+
+__all__ = ["LentTensor", "Loan", "LoanSpec"]
+
+_ON_DEVICE = TensorPlacement.ON_DEVICE_HBM
+_refcount = sys.getrefcount
+
+# per lent Tensor, fixed by the plan: (buffer, dims, data type, format template, bytes)
+LentTensor = tuple[int, list[int], DataType, StorageFormat, int]
+
+
+class LoanSpec:
+    """What a loan is built from (fixed when the plan was built)."""
+
+    __slots__ = (
+        "attr_kinds",
+        "attr_names",
+        "attr_values",
+        "inputs",
+        "ir_inputs",
+        "output_slots",
+        "outputs",
+        "tensor_attrs",
+    )
+
+    def __init__(
+        self,
+        inputs: Sequence[LentTensor],
+        ir_inputs: Sequence[tuple[str, list[int]]],
+        outputs: Sequence[LentTensor],
+        output_slots: Sequence[tuple[str, int, int]],
+        attr_names: Sequence[str],
+        attr_kinds: Sequence[AttrValueType],
+        attr_values: Sequence[Any],
+        tensor_attrs: dict[int, LentTensor],
+    ) -> None:
+        self.inputs = list(inputs)
+        self.ir_inputs = list(ir_inputs)
+        self.outputs = list(outputs)  # the Tensor malloc_output_tensor returns by default
+        self.output_slots = list(output_slots)  # per output: (name, elements, bytes)
+        self.attr_names = list(attr_names)
+        self.attr_kinds = list(attr_kinds)
+        self.attr_values = list(attr_values)  # immutable values; a Tensor attr's is replaced
+        self.tensor_attrs = dict(tensor_attrs)  # attr index -> its constant's view
+
+
+def _lend(lent: LentTensor, lease: _Lease) -> Tensor:
+    """A Tensor of ``lent``'s shape and format (address 0 until a run opens the loan) whose
+    views all hold ``lease``."""
+    _, dims, dtype, fmt, nbytes = lent
+    tensor = Tensor._lend(0, dims, dims, dtype, fmt, _ON_DEVICE, nbytes)
+    for view in _family(tensor):
+        view._lease = lease
+    return tensor
+
+
+def _family(tensor: Tensor) -> tuple[Any, ...]:
+    """The Tensor and every view it hands out."""
+    shape, form = tensor._shape, tensor._format
+    return (tensor, shape, shape._origin, shape._storage, form, form._expand)
+
+
+# what open() writes back into one Tensor: (tensor, buffer, origin Shape, storage Shape,
+# dims, StorageFormat, origin format, storage format, ExpandDimsType, rule size, rule mask)
+_Record = tuple[Tensor, int, Any, Any, list[int], StorageFormat, Any, Any, Any, int, int]
+
+
+def _record(tensor: Tensor, lent: LentTensor) -> _Record:
+    buf, dims, _, fmt, _ = lent
+    shape, form = tensor._shape, tensor._format
+    rule = fmt._expand
+    return (
+        tensor,
+        buf,
+        shape._origin,
+        shape._storage,
+        list(dims),
+        form,
+        fmt._origin,
+        fmt._storage,
+        form._expand,
+        rule._size,
+        rule._mask,
+    )
+
+
+class Loan:
+    """The borrowed objects of one run of an execute-path node (see the module doc).
+
+    ``args``/``kwargs`` are the callback's arguments (``None`` when they must be made per run:
+    a dynamic input's list or a list attribute is the callback's to mutate)."""
+
+    __slots__ = (
+        "_attrs",
+        "_blocks",
+        "_counts",
+        "_family",
+        "_nones",
+        "_records",
+        "args",
+        "ctx",
+        "inputs",
+        "kwargs",
+        "lease",
+    )
+
+    def __init__(self, spec: LoanSpec, args: tuple[Any, ...] | None = None) -> None:
+        self.lease = lease = _Lease()
+        lease.alive = False
+        self.inputs = [_lend(t, lease) for t in spec.inputs]
+        views = [_lend(t, lease) for t in spec.outputs]
+        tensors = {k: _lend(t, lease) for k, t in spec.tensor_attrs.items()}
+        values = list(spec.attr_values)
+        for k, tensor in tensors.items():
+            values[k] = tensor
+        self._attrs = RuntimeAttrs(spec.attr_kinds, values)
+        slots = [
+            OutputSlot(name, 0, lent[2], elements, nbytes)
+            for (name, elements, nbytes), lent in zip(spec.output_slots, spec.outputs, strict=True)
+        ]
+        self._blocks: list[Any] = []
+        self.ctx = EagerOpExecutionContext(
+            self.inputs, spec.ir_inputs, slots, self._attrs, 0, self._malloc, views
+        )
+        self.ctx._invalidate()
+        self._nones: list[None] = [None] * len(slots)
+        lent = [*self.inputs, *views, *tensors.values()]
+        templates = [*spec.inputs, *spec.outputs, *spec.tensor_attrs.values()]
+        self._records = [_record(t, s) for t, s in zip(lent, templates, strict=True)]
+        self._family = [self.ctx, self._attrs, *(v for t in lent for v in _family(t))]
+        self.args = args
+        self.kwargs: dict[str, Any] | None = dict(zip(spec.attr_names, values, strict=True))
+        self._counts: tuple[int, ...] = ()
+
+    @classmethod
+    def new(cls, spec: LoanSpec, args: Callable[[list[Tensor]], tuple[Any, ...]] | None) -> Loan:
+        """A loan with the reference counts ``close`` compares against taken now, when nothing
+        but the loan refers to its objects. ``args`` makes the callback's positional
+        arguments from the input Tensors once (``None``: per run)."""
+        loan = cls(spec)
+        if args is not None:
+            loan.args = args(loan.inputs)
+        loan._counts = loan._refcounts()
+        return loan
+
+    def _refcounts(self) -> tuple[int, ...]:
+        return tuple(map(_refcount, self._family))
+
+    def _malloc(self, nbytes: int) -> int:
+        block = memory.malloc(max(nbytes, 1))
+        self._blocks.append(block)
+        return int(block.addr)
+
+    def open(self, addrs: np.ndarray, stream: int) -> EagerOpExecutionContext:
+        """Point the loan at this run's buffers and stream and make it usable."""
+        for tensor, buf, origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
+            tensor._addr = int(addrs[buf])
+            origin._dims[:] = dims
+            storage._dims[:] = dims
+            form._origin, form._storage, rule._size, rule._mask = fo, fs, size, mask
+        ctx = self.ctx
+        for slot, view in zip(ctx._outputs, ctx._views):  # noqa: B905  (one per output)
+            slot.addr = view._addr  # type: ignore[union-attr]
+        ctx._stream = stream
+        self.lease.alive = ctx._alive = self._attrs._alive = True
+        return ctx
+
+    def close(self) -> bool:
+        """Expire everything lent, free the run's workspaces; whether the loan may be lent
+        again (nothing outside it refers to its objects)."""
+        ctx = self.ctx
+        ctx._invalidate()
+        self.lease.alive = False
+        blocks = self._blocks
+        while blocks:
+            memory.free(blocks.pop())
+        ctx._produced[:] = self._nones
+        if ctx._refs:
+            ctx._refs.clear()
+        if ctx._lent:
+            ctx._lent.clear()
+        del ctx
+        return self._refcounts() == self._counts

@@ -34,10 +34,12 @@ Decisions (ours):
   and starts a fresh one on first use (``os.register_at_fork``). A process forked by other means
   (C ``fork()`` that skips Python's fork hooks) must not use the launcher.
 - Workers are pinned, each to its own CPU other than the one the launching thread runs on,
-  and re-pinned when a launch comes from another CPU (``_Pool.keep_apart``, a
-  ``sched_getcpu`` call per run). Unpinned, a woken worker often lands on its waker's CPU and
-  the two then share it for good: blocks meant to run side by side run one after the other.
-  With one CPU or one thread nothing is pinned.
+  and re-pinned when a launch comes from another CPU: the native launch calls
+  ``sched_getcpu`` itself and, when the CPU changed, returns at once for Python to re-pin
+  the workers (``_Pool.place``) and launch again, so a launch costs one ctypes call.
+  Unpinned, a woken worker often lands on its waker's CPU and the two then share it for
+  good: blocks meant to run side by side run one after the other. With one CPU or one
+  thread nothing is pinned.
 - The pool is never torn down: its memory lives as long as the process, and the daemon workers,
   parked in native code, do not delay interpreter exit.
 - Only Linux on x86-64 and aarch64 (futex numbers, pause hint) is supported; elsewhere, or if
@@ -67,6 +69,10 @@ from ge.options import Options, current_options
 __all__ = ["available", "launch", "run_tasks", "run_tasks_function", "set_code_cache", "threads"]
 
 _SPIN_US = 50  # how long an idle thread spins before it sleeps in the kernel
+# a launch or run of tasks that found the workers pinned for another CPU runs nothing and
+# returns _MOVED_BASE - cpu, far below any status (an i32) or task count
+_MOVED_BASE = -(1 << 40)
+_MOVED = -(1 << 39)
 
 # (futex, sched_yield) syscall numbers and the spin-wait hint, per machine
 _TARGETS = {
@@ -81,6 +87,7 @@ _TARGETS = {
 
 # The pool record, in int64 slots. Each field that threads write sits on its own 64-byte line.
 _CFG_SYSCALL, _CFG_CLOCK, _CFG_WORKERS, _CFG_SPIN_NS = 0, 1, 2, 3  # set once, read-only
+_CFG_GETCPU, _PLACED_FOR = 4, 5  # sched_getcpu (0: workers not pinned); the CPU they sit for
 _POOL_SLOTS = 80  # gen 8, sleepers 16, job 24-26, next 32, done 40, fin 48/49, status 56,
 #                   active 64, mutex 72: the offsets are written out in the IR below
 
@@ -467,6 +474,60 @@ run:
   ret i32 %status
 }
 
+; -2 while the workers sit right for the calling thread's CPU, else that CPU (sched_getcpu, at
+; config slot 4, is null where the workers are not pinned; slot 5 is the CPU they sit for)
+define internal i64 @moved(ptr %pool) {
+entry:
+  %gp = getelementptr inbounds i64, ptr %pool, i64 4
+  %g = load ptr, ptr %gp, align 8
+  %none = icmp eq ptr %g, null
+  br i1 %none, label %stay, label %ask
+ask:
+  %c = call i32 %g()
+  %cpu = sext i32 %c to i64
+  %pp = getelementptr inbounds i64, ptr %pool, i64 5
+  %placed = load atomic i64, ptr %pp monotonic, align 8
+  %same = icmp eq i64 %cpu, %placed
+  br i1 %same, label %stay, label %away
+stay:
+  ret i64 -2
+away:
+  ret i64 %cpu
+}
+
+; ge_launch, unless the workers must be re-pinned first: then nothing runs and the result is
+; MOVED_BASE - cpu (below any i32 status), for the caller to pin them and call again
+define i64 @ge_launch_placed(ptr %pool, ptr %fn, i64 %dim, ptr %args) {
+entry:
+  %many = icmp sgt i64 %dim, 1
+  br i1 %many, label %check, label %go
+check:
+  %m = call i64 @moved(ptr %pool)
+  %stay = icmp eq i64 %m, -2
+  br i1 %stay, label %go, label %tell
+tell:
+  %code = sub i64 @@MOVED_BASE@@, %m
+  ret i64 %code
+go:
+  %s = call i32 @ge_launch(ptr %pool, ptr %fn, i64 %dim, ptr %args)
+  %w = sext i32 %s to i64
+  ret i64 %w
+}
+
+; ge_run_tasks, with the same re-pinning check first
+define i64 @ge_run_tasks_placed(ptr %pool, ptr %table, i64 %count) {
+entry:
+  %m = call i64 @moved(ptr %pool)
+  %stay = icmp eq i64 %m, -2
+  br i1 %stay, label %go, label %tell
+tell:
+  %code = sub i64 @@MOVED_BASE@@, %m
+  ret i64 %code
+go:
+  %r = call i64 @ge_run_tasks(ptr %pool, ptr %table, i64 %count)
+  ret i64 %r
+}
+
 define i64 @ge_run_tasks(ptr %pool, ptr %table, i64 %count) {
 entry:
   %empty = icmp sle i64 %count, 0
@@ -495,6 +556,9 @@ ok:
 """
 
 _LAUNCH = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p
+)
+_LAUNCH_HERE = ctypes.CFUNCTYPE(
     ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p
 )
 _RUN_TASKS = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
@@ -526,6 +590,7 @@ class _Code:
             .replace("@@PAUSE@@", pause)
             .replace("@@FUTEX@@", str(futex))
             .replace("@@YIELD@@", str(sched_yield))
+            .replace("@@MOVED_BASE@@", str(_MOVED_BASE))
         )
         import llvmlite.binding as llvm  # noqa: PLC0415  (only the first launch needs the JIT)
 
@@ -545,8 +610,10 @@ class _Code:
         if built and _code_cache is not None:
             _code_cache[1](ir, built[0])
         address = self._engine.get_function_address
-        self.launch = _LAUNCH(address("ge_launch"))
-        self.run_tasks = _RUN_TASKS(address("ge_run_tasks"))
+        self.launch = _LAUNCH(address("ge_launch_placed"))
+        self.launch_here = _LAUNCH_HERE(address("ge_launch"))  # no placement check
+        self.run_tasks = _RUN_TASKS(address("ge_run_tasks_placed"))
+        self.run_tasks_here = _RUN_TASKS(address("ge_run_tasks"))  # no placement check
         self.worker_main = _WORKER(address("ge_worker_main"))
 
 
@@ -570,7 +637,9 @@ class _Pool:
         slots[_CFG_SPIN_NS] = _SPIN_US * 1000
         self.nthreads = nthreads
         self.launch = code.launch
+        self.launch_here = code.launch_here
         self.run_tasks = code.run_tasks
+        self.run_tasks_here = code.run_tasks_here
         self.workers = [
             threading.Thread(
                 target=code.worker_main, args=(self.address, i), name=f"ge-launch-{i}", daemon=True
@@ -579,12 +648,24 @@ class _Pool:
         ]
         for worker in self.workers:
             worker.start()
+        self._slots = slots
         self._cpus = _allowed_cpus()
-        self._placed_for = -1
+        slots[_PLACED_FOR] = -1
         getcpu = getattr(libc, "sched_getcpu", None)
         self._getcpu: Callable[[], int] = getcpu if getcpu is not None else _no_cpu
         if getcpu is None or len(self._cpus) < 2 or not self.workers:
             self.keep_apart = _nothing  # type: ignore[method-assign]
+        else:  # the native launch asks sched_getcpu itself (no Python call per launch)
+            slots[_CFG_GETCPU] = _function_address(getcpu)
+
+    @property
+    def _placed_for(self) -> int:
+        """The CPU the workers sit apart from (-1 before the first parallel launch)."""
+        return int(self._slots[_PLACED_FOR])
+
+    @_placed_for.setter
+    def _placed_for(self, cpu: int) -> None:
+        self._slots[_PLACED_FOR] = cpu
 
     def keep_apart(self) -> None:
         """Keep the workers off the calling thread's CPU (checked each run, changed rarely).
@@ -593,10 +674,17 @@ class _Pool:
         wake-affine rule), and once the two share a CPU they stay together: the caller's
         blocks and the worker's run one after the other, and a kernel that should take
         80 µs takes 170, call after call, while another CPU idles. So each worker is pinned
-        to its own CPU other than the caller's, and moved when the caller moves."""
+        to its own CPU other than the caller's, and moved when the caller moves.
+
+        The launches check this natively (``ge_launch_placed``: a ``sched_getcpu`` call, and
+        when the CPU changed they run nothing and say so, see ``_MOVED_BASE``); this is the
+        same check from Python."""
         cpu = self._getcpu()
-        if cpu == self._placed_for:
-            return
+        if cpu != self._placed_for:
+            self.place(cpu)
+
+    def place(self, cpu: int) -> None:
+        """Pin each worker to its own CPU other than ``cpu``."""
         self._placed_for = cpu
         others = [c for c in self._cpus if c != cpu] or self._cpus
         for i, worker in enumerate(self.workers):
@@ -711,9 +799,11 @@ def launch(status_fn_address: int, block_dim: int, args_address: int) -> int:
     0
     """
     pool = _pool or _require()
-    if block_dim > 1:
-        pool.keep_apart()
-    return int(pool.launch(pool.address, status_fn_address, block_dim, args_address))
+    status: int = pool.launch(pool.address, status_fn_address, block_dim, args_address)
+    if status < _MOVED:  # the caller moved to another CPU: pin the workers apart, run
+        pool.place(_MOVED_BASE - status)
+        status = pool.launch_here(pool.address, status_fn_address, block_dim, args_address)
+    return status
 
 
 def run_tasks_function(parallel: bool = True) -> Callable[[int, int], int]:
@@ -721,18 +811,21 @@ def run_tasks_function(parallel: bool = True) -> Callable[[int, int], int]:
     ``parallel=False`` promises every task has ``block_dim`` 1 (no worker takes part, so
     where the workers sit is not checked)."""
     pool = _pool or _require()
-    launch_many, address, keep_apart = pool.run_tasks, pool.address, pool.keep_apart
+    launch_many, launch_here, address = pool.run_tasks, pool.run_tasks_here, pool.address
 
     def run_parallel(table_address: int, count: int) -> int:
         if _pool is not pool:  # forked since: this process has a pool of its own
             return run_tasks(table_address, count)
-        keep_apart()
-        return launch_many(address, table_address, count)  # type: ignore[no-any-return]
+        done: int = launch_many(address, table_address, count)
+        if done < _MOVED:  # nothing ran: the caller moved to another CPU
+            pool.place(_MOVED_BASE - done)
+            done = launch_here(address, table_address, count)
+        return done
 
     def run_serial(table_address: int, count: int) -> int:
         if _pool is not pool:
             return run_tasks(table_address, count)
-        return launch_many(address, table_address, count)  # type: ignore[no-any-return]
+        return launch_here(address, table_address, count)  # type: ignore[no-any-return]
 
     return run_parallel if parallel else run_serial
 
@@ -746,5 +839,8 @@ def run_tasks(table_address: int, count: int) -> int:
     0
     """
     pool = _pool or _require()
-    pool.keep_apart()
-    return int(pool.run_tasks(pool.address, table_address, count))
+    done: int = pool.run_tasks(pool.address, table_address, count)
+    if done < _MOVED:
+        pool.place(_MOVED_BASE - done)
+        done = pool.run_tasks_here(pool.address, table_address, count)
+    return done

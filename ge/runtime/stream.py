@@ -31,7 +31,16 @@ from ge.error import GeError, GeTypeError
 __all__ = ["Event", "Stream", "resolve_stream"]
 
 _HANDLES = itertools.count(1)
-_STREAMS: weakref.WeakValueDictionary[int, Stream] = weakref.WeakValueDictionary()
+# handle -> the live stream, as weak references (a plain dict: a lookup is two C calls, where
+# WeakValueDictionary.get runs Python; kernel launches resolve a handle every time)
+_STREAMS: dict[int, weakref.ref[Stream]] = {}
+
+
+def _forget(handle: int) -> Callable[[object], None]:
+    def forget(_ref: object) -> None:
+        _STREAMS.pop(handle, None)
+
+    return forget
 
 
 class _Task:
@@ -62,7 +71,7 @@ class Stream:
         self._failed_task = ""
         self._closed = False
         self._worker: threading.Thread | None = None
-        _STREAMS[self._handle] = self
+        _STREAMS[self._handle] = weakref.ref(self, _forget(self._handle))
 
     @property
     def handle(self) -> int:
@@ -201,11 +210,16 @@ def resolve_stream(stream: Stream | int) -> Stream:
     """The ``Stream`` for a stream object or its integer handle."""
     if isinstance(stream, Stream):
         return stream
+    ref = _STREAMS.get(stream) if type(stream) is int else None
+    found = ref() if ref is not None else None
+    if found is not None:
+        return found
     if isinstance(stream, bool) or not isinstance(stream, int):
         raise GeTypeError(
             f"stream must be a ge.runtime.Stream or its integer handle, got {type(stream).__name__}"
         )
-    found = _STREAMS.get(stream)
+    ref = _STREAMS.get(int(stream))  # an int subclass
+    found = ref() if ref is not None else None
     if found is None:
         raise GeError(f"stream handle {stream} names no live stream")
     return found

@@ -28,18 +28,29 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
   (any shape); the positions, weights and interpolation (``_lerp``) are numpy's, so are the
   result types (a Python float ``q`` promotes weakly). An empty slice is refused (numpy
   raises IndexError).
+- ``nanmedian``/``nanquantile``/``nanpercentile``: one sort puts each slice's NaNs last, a
+  count of the others gives each slice's NaN-free length, and the one or two elements numpy
+  reads are gathered at positions computed from that count in the graph (``GatherNd``), with
+  numpy's ``(n - 1) * q`` virtual index, ``_get_indexes`` clipping and ``_lerp``. A slice of
+  NaN only gives NaN (numpy also warns "All-NaN slice encountered"; a graph cannot). An
+  empty input gives ``np.nanmean``'s answer, as numpy's does: NaN over the reduced shape,
+  without ``q``'s axes. Inputs without NaN (ints, bools) take the ``median``/``quantile``
+  rules, as numpy does. Where numpy's ``apply_along_axis`` would take the result dtype from
+  the first slice (an all-NaN first slice with an array ``q`` of another float type), the
+  result has the type the other slices give. ``method='linear'`` only.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from ge.error import GeTypeError, GeValueError
 from ge.es import _numpy_rules
+from ge.es._numpy_api import _along_axis_gather
 from ge.es._numpy_common import (
     _axes,
     _axis,
@@ -382,18 +393,137 @@ def _quantile_rule(what: str, percent: bool) -> Rule:
             raise GeValueError(f"np.{what}: cannot take a quantile of an empty slice")
         shape = keep_shape if keepdims else kept
         s = _sorted(rows, rows.ndim - 1)[0]
-        virtual = np.asanyarray(n * qs + (1 + qs * (1 - 1 - 1)) - 1)  # numpy's, alpha=beta=1
-        parts = []
-        for v in virtual.reshape(-1):
-            part = _nan_of(_quantile_at(s, v, weak, n), _at(s, n - 1), x.dtype)
-            parts.append(_reshape(part, [1, *shape]))
-        if len(parts) == 1:
-            return _reshape(parts[0], [*qs.shape, *shape])
-        joined = parts[0]._op("ConcatV2", parts, parts[0]._ints([0]), attrs={"N": len(parts)})
-        return _reshape(joined, [*qs.shape, *shape])
+        virtual = np.asanyarray((n - 1) * qs)  # numpy's linear virtual index
+        parts = [
+            _nan_of(_quantile_at(s, v, weak, n), _at(s, n - 1), x.dtype)
+            for v in virtual.reshape(-1)
+        ]
+        return _stack_q(parts, qs.shape, shape)
 
     return rule
 
 
+def _stack_q(parts: list[TensorHolder], q_shape: Sequence[int], shape: list[int]) -> TensorHolder:
+    """One result per ``q`` value, stacked in numpy's layout: ``q``'s axes first."""
+    parts = [_reshape(part, [1, *shape]) for part in parts]
+    if len(parts) == 1:
+        return _reshape(parts[0], [*q_shape, *shape])
+    joined = parts[0]._op("ConcatV2", parts, parts[0]._ints([0]), attrs={"N": len(parts)})
+    return _reshape(joined, [*q_shape, *shape])
+
+
 _register("quantile")(_quantile_rule("quantile", percent=False))
 _register("percentile")(_quantile_rule("percentile", percent=True))
+
+
+# --- nanmedian / nanquantile ---------------------------------------------------------------------
+# A row's NaNs sort last, so its first ``count`` sorted elements are numpy's NaN-free slice; the
+# positions inside it depend on ``count``, a traced value, and are gathered (``GatherNd``).
+def _pick(s: TensorHolder, index: TensorHolder) -> TensorHolder:
+    """``s[..., index]`` with one traced ``index`` per row of ``s``'s last axis."""
+    n = s.shape[-1]
+    index = cast(TensorHolder, np.clip(index, 0, n - 1))  # a row with no value: NaN later
+    picked = _along_axis_gather(s, _reshape(index, [*index.shape, 1]), s.ndim - 1)
+    return _reshape(picked, list(index.shape))
+
+
+def _valid_count(rows: TensorHolder) -> TensorHolder:
+    """How many elements of each row (its last axis) are not NaN, as int64."""
+    return (~_isnan(rows)).sum(axis=-1).astype(np.int64)
+
+
+def _all_nan_is_nan(value: TensorHolder, count: TensorHolder) -> TensorHolder:
+    """``value``, NaN where the row had no value (numpy: "All-NaN slice encountered")."""
+    nan = value._operand(np.asarray(np.nan, value.dtype))
+    return value._op("SelectV2", count == 0, nan, value)
+
+
+def _empty_nan(x: TensorHolder, axis: Any, keepdims: bool, what: str) -> TensorHolder:
+    """numpy's answer for an empty input: ``np.nanmean``'s (NaN over the reduced shape, whatever
+    ``q`` is; float64 for bools and ints)."""
+    _, kept, keep_shape = _rows(x, axis, what)
+    return _nan_filled(x, keep_shape if keepdims else kept, _mean_type(x.dtype)[1])
+
+
+@_register("nanmedian")
+def _nanmedian(
+    anchor: TensorHolder,
+    a: Any,
+    axis: Any = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> TensorHolder:
+    x = _h(anchor, a)
+    if math.prod(_known(x, "nanmedian")) == 0:
+        return _empty_nan(x, axis, keepdims, "nanmedian")
+    if x.dtype.kind != "f":  # no NaN to ignore: numpy gives the median
+        return _median(anchor, x, axis, keepdims=keepdims)
+    rows, _, keep_shape = _rows(x, axis, "nanmedian")
+    s, count = _sorted(rows, rows.ndim - 1)[0], _valid_count(rows)
+    work, result = _mean_type(x.dtype)
+    low, high = (count - 1) // 2, count // 2
+    lo, hi = _pick(s, low).astype(work), _pick(s, high).astype(work)
+    mid = lo._op("SelectV2", low == high, lo, (lo + hi) / 2)
+    out_value = _all_nan_is_nan(mid.astype(result), count)
+    return _reshape(out_value, keep_shape) if keepdims else out_value
+
+
+def _nan_quantile_at(
+    s: TensorHolder, count: TensorHolder, q: Any, weak: bool, dtype: np.dtype[Any]
+) -> TensorHolder:
+    """numpy's linear quantile ``q`` of each row's first ``count`` sorted elements
+    (``_quantile``'s ``_get_indexes``, ``_get_gamma`` and ``_lerp`` with a traced count)."""
+    last = count - 1
+    if np.asarray(q).dtype.kind in "biu":  # an integer q (0 or 1): no interpolation
+        return _pick(s, last * int(q))
+    q_dtype = np.asarray(q).dtype
+    virtual = last.astype(q_dtype) * s._operand(np.asarray(q, q_dtype))
+    floor = cast(TensorHolder, np.floor(virtual))
+    above = virtual >= last.astype(q_dtype)
+    clipped = floor._op("SelectV2", above, floor._operand(np.asarray(-1, q_dtype)), floor)
+    gamma = virtual - clipped  # numpy's, from the previous index it clipped to -1
+    previous = last._op("SelectV2", above, last, floor.astype(np.int64))
+    lo, hi = _pick(s, previous), _pick(s, last._op("SelectV2", above, last, previous + 1))
+    t = gamma.astype(dtype) if weak else gamma  # weak: numpy's float(gamma)
+    diff = hi - lo
+    low_side: TensorHolder = lo + diff * t
+    high_side = (hi - diff * (1 - t)).astype(low_side.dtype)
+    return low_side._op("SelectV2", t >= 0.5, high_side, low_side)
+
+
+def _nan_quantile_rule(what: str, percent: bool) -> Rule:
+    plain = _quantile_rule(what[3:], percent)
+
+    def rule(
+        anchor: TensorHolder,
+        a: Any,
+        q: Any,
+        axis: Any = None,
+        overwrite_input: bool = False,
+        method: str = "linear",
+        keepdims: bool = False,
+    ) -> TensorHolder:
+        if method != "linear":
+            raise GeValueError(
+                f"np.{what} of a traced value supports method='linear', got {method!r}"
+            )
+        qs, weak = _q_values(q, percent, what)
+        x = _h(anchor, a)
+        if math.prod(_known(x, what)) == 0:
+            return _empty_nan(x, axis, keepdims, what)
+        if x.dtype.kind != "f":  # no NaN to ignore: numpy gives the quantile
+            result: TensorHolder = plain(anchor, x, q, axis, keepdims=keepdims)
+            return result
+        rows, kept, keep_shape = _rows(x, axis, what)
+        s, count = _sorted(rows, rows.ndim - 1)[0], _valid_count(rows)
+        parts = [
+            _all_nan_is_nan(_nan_quantile_at(s, count, v, weak, x.dtype), count)
+            for v in qs.reshape(-1)
+        ]
+        return _stack_q(parts, qs.shape, keep_shape if keepdims else kept)
+
+    return rule
+
+
+_register("nanquantile")(_nan_quantile_rule("nanquantile", percent=False))
+_register("nanpercentile")(_nan_quantile_rule("nanpercentile", percent=True))

@@ -1,0 +1,159 @@
+"""The first call of a ``@ge.jit`` function whose kernels are in the disk cache, in a fresh
+process, against ``jax.jit``'s first call in a fresh process (when JAX is installed).
+
+Each measurement is its own Python process (bytecode cached: a warm-up process runs first),
+with the kernel cache in a temporary directory that a first process fills. Per side it
+prints the medians of: the import (``import numpy, ge`` / ``import numpy, jax``), the first
+call (for ge.jit: tracing, importing what the call needs — ``ge.es``, ``ge.compiler`` —,
+optimising, and loading the kernels from the disk cache; for JAX: tracing and XLA's compile),
+and the second call. For ge it also says whether the first call imported protobuf (it should
+not: no AIR bytes are touched) and the slowest imports of a ge process (``-X importtime``;
+``import ge`` imports almost nothing, so ge's are the first call's).
+
+Run: python benchmarks/first_call.py [--runs N] [--size N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+_GE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+import ge
+t0d = time.perf_counter()
+
+@ge.jit  # imports ge.jit (and with it ge.es and the op registry)
+def chain(x, y):
+    return x * y + x * 0.5 - y * y
+
+t1 = time.perf_counter()
+x = np.ones({size}, np.float32)
+y = x + 1
+t2 = time.perf_counter()
+chain(x, y)
+t3 = time.perf_counter()
+chain(x, y)
+t4 = time.perf_counter()
+if {fill}:
+    ge.jit.wait_for_compiles()
+entry = next(iter(chain._cache.values()))
+print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
+                  "first_ms": (t3 - t2) * 1e3,
+                  "second_ms": (t4 - t3) * 1e3, "compiled": entry.runner is not None,
+                  "protobuf": any(m.startswith("google.protobuf") for m in sys.modules)}}))
+"""
+
+_JAX = r"""
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+import jax
+import jax.numpy as jnp
+t0d = time.perf_counter()
+
+@jax.jit
+def chain(x, y):
+    return x * y + x * 0.5 - y * y
+
+t1 = time.perf_counter()
+
+x = jnp.ones({size}, jnp.float32)
+y = (x + 1).block_until_ready()
+t2 = time.perf_counter()
+chain(x, y).block_until_ready()
+t3 = time.perf_counter()
+chain(x, y).block_until_ready()
+t4 = time.perf_counter()
+print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
+                  "first_ms": (t3 - t2) * 1e3, "second_ms": (t4 - t3) * 1e3}}))
+"""
+
+
+def _run(code: str, env: dict[str, str], flags: tuple[str, ...] = ()) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, *flags, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    result["stderr"] = out.stderr
+    return result
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    keys = ("import_ms", "define_ms", "first_ms", "second_ms")
+    return {k: statistics.median(r[k] for r in runs) for k in keys}
+
+
+_STAGES = ("import_ms", "define_ms", "first_ms")
+
+
+def _row(label: str, t: dict[str, float]) -> str:
+    return (
+        f"{label:26} {t['import_ms']:10.1f} {t['define_ms']:12.1f} {t['first_ms']:14.1f} "
+        f"{t['second_ms']:10.1f}"
+    )
+
+
+def _slowest_imports(importtime: str, count: int = 8) -> list[tuple[str, float]]:
+    """The imports with the largest cumulative time (a module's includes those it imports)."""
+    rows = []
+    for line in importtime.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((parts[2].strip(), int(parts[1]) / 1e3))
+    return sorted(rows, key=lambda r: -r[1])[:count]
+
+
+def _jax_installed() -> bool:
+    probe = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per side")
+    parser.add_argument("--size", type=int, default=1 << 20, help="elements of x and y")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cache:
+        # bytecode is written (to a prefix in the temporary directory, so that the checkout
+        # is left as it is) even where the environment turns it off
+        env = {**os.environ, "GE_KERNEL_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": cache + "/pyc"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        filled = _run(_GE.format(size=args.size, fill=True), env)  # fills the kernel cache
+        _run(_GE.format(size=args.size, fill=False), env)  # and the bytecode, for the rest
+        ge_runs = [_run(_GE.format(size=args.size, fill=False), env) for _ in range(args.runs)]
+        traced = _run(_GE.format(size=args.size, fill=False), env, ("-X", "importtime"))
+    ge = _medians(ge_runs)
+    print(f"first call of x * y + x * 0.5 - y * y on {args.size} float32, fresh processes")
+    print(f"{'':26} {'import ms':>10} {'decorate ms':>12} {'first call ms':>14} {'second ms':>10}")
+    print(_row("ge.jit (kernels on disk)", ge))
+    if _jax_installed():
+        _run(_JAX.format(size=args.size), env)
+        jx = _medians([_run(_JAX.format(size=args.size), env) for _ in range(args.runs)])
+        print(_row("jax.jit", jx))
+        both = sum(ge[k] for k in _STAGES) / sum(jx[k] for k in _STAGES)
+        ratio = ge["first_ms"] / jx["first_ms"]
+        print(f"ge/jax first call: {ratio:.2f}; import + decorate + first call: {both:.2f}")
+    else:
+        print("jax.jit: not installed (pip install jax jaxlib to compare)")
+    compiled = all(r["compiled"] for r in ge_runs)
+    protobuf = any(r["protobuf"] for r in ge_runs)
+    print(
+        f"ge first calls ran compiled: {compiled}; imported protobuf: {protobuf}; "
+        f"kernel-filling run's first call: {filled['first_ms']:.0f} ms"
+    )
+    print("slowest imports in a ge process (cumulative ms, -X importtime, inflated by it):")
+    for name, ms in _slowest_imports(traced["stderr"]):
+        print(f"  {ms:8.1f}  {name}")
+
+
+if __name__ == "__main__":
+    main()

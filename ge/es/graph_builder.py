@@ -41,7 +41,7 @@ from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType, DataType, Format
-from ge.ops.construct import add_op_node
+from ge.ops.construct import add_op_node, add_plain_node
 from ge.ops.registry import get_op
 
 __all__ = ["GraphBuilder", "InputType", "attr_scope", "control_dependency_scope"]
@@ -225,6 +225,9 @@ class GraphBuilder:
         self._outputs: dict[int, TensorHolder] = {}
         self._inputs: dict[int, Node] = {}  # Data-like inputs by index (not Variables, as GE)
         self._txn_depth = 0
+        # user_source() of the running transaction, once a node of it asked (_call_source)
+        self._txn_source: str | None = None
+        self._txn_source_known = False
         # set by a tracer (ge.jit): what is being traced, for errors about traced values
         self._trace_note: str | None = None
         # set by a tracer (ge.jit): operators and numpy functions follow numpy's dtype rules
@@ -312,6 +315,7 @@ class GraphBuilder:
             raise
         finally:
             self._txn_depth = 0
+            self._txn_source_known = False
 
     # --- the one way nodes are made ---------------------------------------------------------
     def _add(
@@ -337,12 +341,25 @@ class GraphBuilder:
         if self._built:
             self._check_live(f"add {op_type}")
         deps = current_control_deps()
+        scoped = current_attrs()
+        plain = name is None and output_counts is None and declared is None
+        if plain and not (deps or scoped or subgraphs):
+            # most nodes: no scope, name, output counts, subgraphs or declared descs
+            node = add_plain_node(
+                self._graph,
+                op_type,
+                inputs,
+                attrs,
+                f"{op_type}_{self._counter}",
+                self._call_source(),
+            )
+            self._counter += counted
+            return node
         if deps:
             _check_scope_tensors(deps)
-        scoped = current_attrs()
         merged = {**scoped, **attrs} if scoped and attrs else attrs or scoped
         node_name = name if name is not None else f"{op_type}_{self._counter}"
-        source = user_source()
+        source = self._call_source()
         try:
             node = add_op_node(
                 self._graph,
@@ -376,6 +393,18 @@ class GraphBuilder:
         if counted and name is None:
             self._counter += 1
         return node
+
+    def _call_source(self) -> str | None:
+        """``user_source()`` of the call being built, worked out once per transaction: the
+        nodes of one operator call (an op and the constants it makes of Python numbers) all
+        come from the user's line that made it, and the frame walk is a visible part of the
+        cost of a node."""
+        if self._txn_source_known:
+            return self._txn_source
+        source = user_source()
+        if self._txn_depth:
+            self._txn_source, self._txn_source_known = source, True
+        return source
 
     def _holder(self, node: Node, port: int = 0) -> TensorHolder:
         return TensorHolder._make(self, node, port)

@@ -13,16 +13,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ge.error import GeTypeError, GeValueError
-from ge.graph._attr import make_attr_value
+from ge.graph._attr import AttrValue, make_attr_value
 from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.node import Node
+from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
+from ge.graph.types import AttrValueType
 from ge.ops.infer import infer_node, producer_desc
 from ge.ops.layout import FixedLayout, fixed_layout, port_names
 from ge.ops.registry import get_op
 from ge.ops.schema import OpDef
 
-__all__ = ["add_op_node"]
+__all__ = ["add_op_node", "add_plain_node"]
 
 Port = tuple[Node, int]
 
@@ -152,25 +154,96 @@ def add_op_node(
     ``GeValueError``/``GeTypeError``/``InferError`` with the graph unchanged.
     """
     op = get_op(op_type)
-    layout = fixed_layout(op)
     if (
-        layout is not None
-        and (output_counts is None or _ones(output_counts, len(layout.output_names)))
+        (output_counts is None or _ones(output_counts, len(op.outputs)))
         and not subgraphs
-        and not op.subgraphs
         and declared is None
         and (name is None or isinstance(name, str))
     ):
-        input_descs = _checked_fixed_inputs(graph, layout, inputs)
-        if input_descs is not None:
-            node = graph._add_node_named(
-                op.type, name, layout.input_names, layout.output_names, input_descs
-            )
-            _complete(graph, node, op, inputs, attrs, source, infer)
+        node = _add_fixed_node(graph, op, inputs, attrs, name, source, infer)
+        if node is not None:
             return node
     return _add_any_node(
         graph, op, inputs, attrs, name, output_counts, subgraphs, declared, source, infer
     )
+
+
+def add_plain_node(
+    graph: Graph,
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None,
+    name: str | None,
+    source: str | None,
+) -> Node:
+    """``add_op_node(graph, op_type, inputs, attrs, name=name, source=source)``: the call a
+    builder makes for almost every node (no output counts, subgraphs or declared descs),
+    without the keyword plumbing and the checks of those."""
+    op = get_op(op_type)
+    node = _add_fixed_node(graph, op, inputs, attrs, name, source, True)
+    if node is not None:
+        return node
+    return _add_any_node(graph, op, inputs, attrs, name, None, None, None, source, True)
+
+
+def _add_fixed_node(
+    graph: Graph,
+    op: OpDef,
+    inputs: Sequence[Any],
+    attrs: dict[str, Any] | None,
+    name: str | None,
+    source: str | None,
+    infer: bool,
+) -> Node | None:
+    """The node of a fixed-layout op without subgraphs whose ``inputs`` are all valid; ``None``
+    (nothing added) for anything else, which the fully checked path then builds or refuses."""
+    layout = fixed_layout(op)
+    if layout is None or op.subgraphs:
+        return None
+    if op.type == "Const" and infer and not inputs:
+        tensor = _plain_const_value(attrs)
+        if tensor is not None:
+            return _add_const(graph, op, layout, tensor, name, source)
+    input_descs = _checked_fixed_inputs(graph, layout, inputs)
+    if input_descs is None:
+        return None
+    node = graph._add_node_named(
+        op.type, name, layout.input_names, layout.output_names, input_descs
+    )
+    _complete(graph, node, op, inputs, attrs, source, infer)
+    return node
+
+
+def _plain_const_value(attrs: dict[str, Any] | None) -> Tensor | None:
+    """The tensor of a Const whose only attribute is a ``Tensor`` ``value`` (what every
+    builder constant is), else ``None``."""
+    if attrs is None or len(attrs) != 1:
+        return None
+    value = attrs.get("value")
+    return value if type(value) is Tensor else None
+
+
+def _add_const(
+    graph: Graph,
+    op: OpDef,
+    layout: FixedLayout,
+    tensor: Tensor,
+    name: str | None,
+    source: str | None,
+) -> Node:
+    """A Const node holding a private copy of ``tensor``, made directly: what the generic path
+    makes (``make_attr_value(tensor, VT_TENSOR)`` stores ``tensor._clone()``; Const's infer
+    rule gives ``tensor.get_tensor_desc()``), without its attribute conversion and infer
+    context (half the nodes of a typical graph are constants). ``test_construct`` holds the
+    two paths to the same node."""
+    stored = tensor._clone()  # what can fail comes before the node is added
+    output_descs = [stored.get_tensor_desc()]
+    node = graph._add_node_named(op.type, name, (), layout.output_names, [])
+    node._source = source
+    node._op = op
+    node._attrs["value"] = AttrValue(AttrValueType.VT_TENSOR, stored)
+    node._output_descs = output_descs
+    return node
 
 
 def _add_any_node(

@@ -817,3 +817,24 @@ def test_repr_mentions_state() -> None:
     assert "g" in repr(b)
     b.build_and_reset()
     assert "built" in repr(b)
+
+
+def _line_after() -> int:
+    """The line number just below the caller's line."""
+    return inspect.stack()[1].lineno + 1
+
+
+def test_each_node_records_the_user_line_of_the_call_that_made_it() -> None:
+    b = GraphBuilder("src")
+    x = b.create_input(0, shape=[2])
+    line = _line_after()
+    y = x * 2.0  # a Const and a Mul, one operator call
+    z = ge.es.Add(y, 1.0)  # a generated op function making a Const too
+    w = y + x
+    g = b.build_and_reset([z, w])
+    here = "test_graph_builder.py"
+    sources = {n.name: n.source for n in g.get_direct_nodes()}
+    assert sources["Const_0"] == sources["Mul_1"] == f"{here}:{line}"
+    assert sources["Const_2"] == sources["Add_3"] == f"{here}:{line + 1}"
+    assert sources["Add_4"] == f"{here}:{line + 2}"
+    assert b._txn_depth == 0 and not b._txn_source_known

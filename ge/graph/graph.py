@@ -161,15 +161,9 @@ class Graph:
         out_names = self._port_names(output_names, num_outputs, "output_names")
         if name is None:
             name = self._fresh_name(op_type)
-        elif not isinstance(name, str) or not name:
-            raise GeTypeError(f"name must be a non-empty str, got {name!r}")
-        elif name in self._nodes:
-            raise GraphError(
-                f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
-            )
-        node = Node._create(self, name, op_type, num_inputs, num_outputs)
-        node._input_names = in_names
-        node._output_names = out_names
+        elif not isinstance(name, str) or not name or name in self._nodes:
+            self._refuse_name(name)
+        node = Node._create_named(self, name, op_type, in_names, out_names)
         self._nodes[name] = node
         return node
 
@@ -180,24 +174,29 @@ class Graph:
         input_names: list[str] | tuple[str, ...],
         output_names: list[str] | tuple[str, ...],
         input_descs: list[TensorDesc] | None = None,
+        output_descs: list[TensorDesc] | None = None,
     ) -> Node:
         """``add_node`` for a caller that made ``op_type`` and the port names itself (a
         non-empty str, and lists of str each its own or tuples, which nodes may share: port
-        names are never changed in place) and maybe the input descs (see ``Node._create``):
-        only the node name is checked."""
+        names are never changed in place) and maybe the port descs (see
+        ``Node._create_named``): only the node name is checked."""
         if name is None:
             name = self._fresh_name(op_type)
-        elif not name:
-            raise GeTypeError(f"name must be a non-empty str, got {name!r}")
-        elif name in self._nodes:
-            raise GraphError(
-                f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
-            )
-        node = Node._create(self, name, op_type, len(input_names), len(output_names), input_descs)
-        node._input_names = input_names
-        node._output_names = output_names
+        elif not name or name in self._nodes:
+            self._refuse_name(name)
+        node = Node._create_named(
+            self, name, op_type, input_names, output_names, input_descs, output_descs
+        )
         self._nodes[name] = node
         return node
+
+    def _refuse_name(self, name: object) -> NoReturn:
+        """GE's refusal of a node name that is not a non-empty str, or is taken."""
+        if not isinstance(name, str) or not name:
+            raise GeTypeError(f"name must be a non-empty str, got {name!r}")
+        raise GraphError(
+            f"Failed to add Node {name}: graph '{self._name}' already has a node of that name"
+        )
 
     @staticmethod
     def _port_names(names: list[str] | None, count: int, what: str) -> list[str]:

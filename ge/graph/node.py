@@ -139,22 +139,44 @@ class Node:
         num_outputs: int,
         input_descs: list[TensorDesc] | None = None,
     ) -> Node:
-        """A node with unconnected ports; ``input_descs`` (one per input, owned by the node
-        from now on) saves making scalar descs a caller replaces at once."""
+        """A node with unconnected, unnamed ports; ``input_descs`` (one per input, owned by
+        the node from now on) saves making scalar descs a caller replaces at once."""
+        return cls._create_named(
+            graph, name, op_type, [""] * num_inputs, [""] * num_outputs, input_descs
+        )
+
+    @classmethod
+    def _create_named(
+        cls,
+        graph: Graph,
+        name: str,
+        op_type: str,
+        input_names: list[str] | tuple[str, ...],
+        output_names: list[str] | tuple[str, ...],
+        input_descs: list[TensorDesc] | None = None,
+        output_descs: list[TensorDesc] | None = None,
+    ) -> Node:
+        """A node with unconnected ports named ``input_names``/``output_names`` (kept, not
+        copied: see the slot types); ``input_descs``/``output_descs`` (one per port, owned by
+        the node from now on) save making scalar descs a caller replaces at once. The one
+        place nodes are made: it runs once per node of every graph built, so it is flat."""
         node = cls.__new__(cls)
         node._graph = graph
         node._name = name
         node._type = op_type
         node._attrs = {}
+        num_inputs = len(input_names)
         scalar = TensorDesc._scalar
-        node._input_descs = (
-            [scalar() for _ in range(num_inputs)] if input_descs is None else input_descs
-        )
-        node._output_descs = [scalar() for _ in range(num_outputs)]
-        node._input_names = [""] * num_inputs
-        node._output_names = [""] * num_outputs
+        if input_descs is None:
+            input_descs = [scalar() for _ in range(num_inputs)]
+        node._input_descs = input_descs
+        if output_descs is None:
+            output_descs = [scalar() for _ in output_names]
+        node._output_descs = output_descs
+        node._input_names = input_names
+        node._output_names = output_names
         node._in_edges = [None] * num_inputs
-        node._out_edges = [[] for _ in range(num_outputs)]
+        node._out_edges = [[] for _ in output_names]
         node._in_ctrl = ()  # shared until written: see Graph's link_control
         node._out_ctrl = ()
         node._subgraph_names = ()

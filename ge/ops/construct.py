@@ -238,11 +238,10 @@ def _add_const(
     two paths to the same node."""
     stored = tensor._clone()  # what can fail comes before the node is added
     output_descs = [stored.get_tensor_desc()]
-    node = graph._add_node_named(op.type, name, (), layout.output_names, [])
+    node = graph._add_node_named(op.type, name, (), layout.output_names, [], output_descs)
     node._source = source
     node._op = op
     node._attrs["value"] = AttrValue(AttrValueType.VT_TENSOR, stored)
-    node._output_descs = output_descs
     return node
 
 

@@ -10,7 +10,9 @@ Decisions where GE-PY is silent or undefined:
   shape) or ``bytes`` (raw little-endian elements, like a file). ``Tensor.from_numpy(a)`` keeps
   the array's own dtype and shape.
 - A list longer than ``prod(shape)`` is cut to it; a shorter one is zero-filled (GE's C side
-  would read past the end of the buffer). Nested lists are flattened.
+  would read past the end of the buffer). As in GE-PY, a tuple is not a list (``TypeError``
+  "data should be List") and a nested list's elements do not convert (Python's
+  ``float()``/``int()`` text, as a ``GeTypeError``): nested data comes as a numpy array.
 - ``get_data()`` on a device tensor copies the data back for reading; the tensor stays on the
   device.
 - A device tensor whose memory was freed behind its back (``ge.runtime.free`` on its address)
@@ -100,18 +102,25 @@ def _check_shape(shape: object) -> Shape:
     return dims
 
 
-def _flatten(data: list[Any]) -> list[Any]:
-    flat: list[Any] = []
-    stack = [iter(data)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, (list, tuple)):
-                stack.append(iter(item))
-                break
-            flat.append(item)
-        else:
-            stack.pop()
-    return flat
+def _converted(data: list[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    """``convert(x)`` (GE-PY's ``int`` or ``float``) per element of a flat list; an element
+    that does not convert raises Python's own error text first, as GE-PY lets it escape (a
+    nested list included: GE packs flat lists), as a ``GeTypeError``/``GeValueError``."""
+    try:
+        return [convert(x) for x in data]
+    except (TypeError, ValueError) as e:
+        index, bad = next((i, x) for i, x in enumerate(data) if not _converts(convert, x))
+        hint = "; for nested data pass a numpy array" if isinstance(bad, (list, tuple)) else ""
+        kind = GeTypeError if isinstance(e, TypeError) else GeValueError
+        raise kind(f"{e}: data[{index}] is {bad!r}{hint}") from None
+
+
+def _converts(convert: Callable[[Any], Any], value: object) -> bool:
+    try:
+        convert(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 # GE-PY packs lists for these types only (GE_ERRORS.md §2.3 rule 6); a list of bools is packed
@@ -155,8 +164,7 @@ def _as_data_type(data_type: object) -> DataType:
 
 def _check_list_type(data: list[Any], data_type: object) -> bool:
     """GE's rules 5 and 6 for list data; whether the list is all bools (which skips them)."""
-    flat = _flatten(data)
-    all_bool = all(isinstance(x, bool) for x in flat)
+    all_bool = all(isinstance(x, bool) for x in data)
     if all_bool:
         return True
     if data_type == DataType.DT_DOUBLE:
@@ -168,15 +176,14 @@ def _check_list_type(data: list[Any], data_type: object) -> bool:
 
 
 def _list_to_bytes(data: list[Any], data_type: DataType, count: int) -> np.ndarray:
-    """Pack a list as GE-PY does: ``int(x)`` (integer types, wrapped to the width like a C
-    cast) or ``float(x)`` per element, Python's own error for one that does not convert;
-    nested lists are flattened (ours)."""
+    """Pack a flat list as GE-PY does: ``int(x)`` (integer types, wrapped to the width like a
+    C cast) or ``float(x)`` per element, Python's own error text for one that does not
+    convert (a nested list too, as in GE-PY)."""
     if data_type not in _BOOL_LIST_TYPES:  # a list of bools of another type (ours)
         raise GeError(f"Failed to create Tensor: a list of bools as {data_type.name}")
     np_dtype = numpy_dtype(data_type)
-    flat = _flatten(data)
     convert: Callable[[Any], Any] = int if np_dtype.kind in "iub" else float
-    flat = [convert(x) for x in flat]
+    flat = _converted(data, convert)
     try:
         values = np.zeros(count, dtype=np_dtype)
     except (ValueError, MemoryError):
@@ -245,13 +252,13 @@ class Tensor:
         if data is not None and file_path is not None:
             raise GeError("Tensor should be created either by data or by file")
         if data is not None and not isinstance(
-            data, (list, tuple, np.ndarray, bytes, bytearray, memoryview)
+            data, (list, np.ndarray, bytes, bytearray, memoryview)
         ):
             raise GeTypeError(
                 f"data should be List (or, ours, a numpy array or bytes), got {type(data).__name__}"
             )
-        if isinstance(data, (list, tuple)):
-            _check_list_type(list(data), data_type)
+        if isinstance(data, list):
+            _check_list_type(data, data_type)
         data_type = _as_data_type(data_type)
         if not isinstance(format, Format):
             raise GeTypeError(f"Format must be a Format, got {format!r}")
@@ -289,8 +296,8 @@ class Tensor:
                 ) from None
         if isinstance(data, (bytes, bytearray, memoryview)):
             return _raw_to_bytes(bytes(data), data_type, count, "data")
-        if isinstance(data, (list, tuple)):
-            return _list_to_bytes(list(data), data_type, count)
+        if isinstance(data, list):
+            return _list_to_bytes(data, data_type, count)
         if file_path is not None:
             if not isinstance(file_path, (str, os.PathLike)):
                 raise GeTypeError(f"file_path should be a str, got {type(file_path).__name__}")

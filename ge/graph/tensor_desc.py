@@ -43,9 +43,11 @@ def _check_dims(dims: Iterable[Any], what: str = "dims") -> list[int]:
     return out
 
 
-def _shape(value: object, what: str) -> Shape:
-    """``value`` as a ``Shape``, refused with GE's ``"<what> must be a list of integers"``."""
-    if value is None:
+def _shape(value: object, what: str, none_ok: bool = True) -> Shape:
+    """``value`` as a ``Shape``, refused with GE's ``"<what> must be a list of integers"``.
+    ``None`` is a scalar where GE takes it (the constructor's default), else refused. Tuples
+    and numpy ints are accepted (ours: numpy shapes are tuples)."""
+    if value is None and none_ok:
         return Shape()
     if not isinstance(value, (list, tuple)):
         raise GeTypeError(f"{what} must be a list of integers, got {type(value).__name__}")
@@ -156,15 +158,15 @@ class TensorDesc:
     def get_shape(self) -> Shape:
         return Shape(self._shape)
 
-    def set_shape(self, shape: list[int] | None) -> Self:
-        self._shape = _shape(shape, "shape")
+    def set_shape(self, shape: list[int]) -> Self:
+        self._shape = _shape(shape, "shape", none_ok=False)
         return self
 
     def get_origin_shape(self) -> Shape:
         return Shape(self._origin_shape or [])
 
-    def set_origin_shape(self, shape: list[int] | None) -> Self:
-        self._origin_shape = _shape(shape, "origin shape")
+    def set_origin_shape(self, shape: list[int]) -> Self:
+        self._origin_shape = _shape(shape, "origin shape", none_ok=False)
         return self
 
     def get_format(self) -> Format:

@@ -446,6 +446,7 @@ TENSOR_ROWS = [
         "Tensor should be created either by data or by file",
     ),
     Row("4: data not a list", lambda c: Tensor("1"), TypeError, "data should be List"),
+    Row("4: data a tuple", lambda c: Tensor((1.0,)), TypeError, "data should be List"),  # type: ignore[arg-type]
     Row(
         "5: DT_DOUBLE",
         lambda c: Tensor([1.0], data_type=DT.DT_DOUBLE),
@@ -475,6 +476,12 @@ TENSOR_ROWS = [
         lambda c: Tensor(["a"]),
         ValueError,
         "could not convert string to float: 'a'",
+    ),
+    Row(
+        "7: a nested list (GE packs flat lists)",
+        lambda c: Tensor([[1.0], [2.0]], shape=[2]),
+        TypeError,
+        "float() argument must be a string or a real number, not 'list'",
     ),
     Row(
         "7: int conversion",
@@ -621,6 +628,18 @@ DESC_ROWS = [
         lambda c: TensorDesc().set_shape("x"),
         TypeError,
         "shape must be a list of integers",
+    ),
+    Row(
+        "set_shape(None)",
+        lambda c: TensorDesc().set_shape(None),  # type: ignore[arg-type]
+        TypeError,
+        "shape must be a list of integers",
+    ),
+    Row(
+        "set_origin_shape(None)",
+        lambda c: TensorDesc().set_origin_shape(None),  # type: ignore[arg-type]
+        TypeError,
+        "origin shape must be a list of integers",
     ),
     Row(
         "set_origin_shape('x')",

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ge._device import device_memory
+from ge.error import GeTypeError
 from ge.graph import DataType, Format, Placement, Shape, Tensor, TensorDesc
 
 DT = DataType
@@ -53,6 +54,8 @@ SAMPLES: dict[DataType, list[Any]] = {
     DT.DT_BOOL: [True, False, True, True, False],
     DT.DT_BF16: [0.0, -1.5, 3.25, 256.0, 2.0**-126],
 }
+
+
 def ge_text_values(array: np.ndarray) -> list[Any]:
     """What GE-PY's ``get_data`` returns: floats through C's six-decimal text."""
     if array.dtype.kind == "f":
@@ -156,19 +159,32 @@ def test_list_values_per_data_type(data_type: DataType) -> None:
 
 
 @pytest.mark.parametrize("data_type", LIST_TYPES, ids=lambda d: d.name)
-def test_list_nested_matches_shape(data_type: DataType) -> None:
+def test_nested_data_comes_as_a_numpy_array(data_type: DataType) -> None:
     values = [*SAMPLES[data_type], SAMPLES[data_type][0]]
-    nested = [values[0:3], values[3:6]]
-    t = Tensor(nested, None, data_type, ND, [2, 3])
     expected = np.array(values, dtype=CLAIMED[data_type]).reshape(2, 3)
+    t = Tensor(np.array([values[0:3], values[3:6]], dtype=object), None, data_type, ND, [2, 3])
     if data_type is not DT.DT_BOOL:
         assert t.get_data() == ge_text_values(expected)
     assert t.numpy().tobytes() == expected.tobytes()
 
 
-def test_list_nested_deeper_is_flattened_in_order() -> None:
-    t = Tensor([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], None, DT.DT_INT32, ND, [4, 2])
-    assert t.get_data() == [[1, 2], [3, 4], [5, 6], [7, 8]]
+@pytest.mark.parametrize(
+    ("data_type", "text"),
+    [
+        (DT.DT_FLOAT, "float() argument must be a string or a real number, not 'list'"),
+        (
+            DT.DT_INT32,
+            "int() argument must be a string, a bytes-like object or a real number, not 'list'",
+        ),
+    ],
+)
+def test_nested_lists_are_refused_as_ge_does(data_type: DataType, text: str) -> None:
+    """GE-PY converts each element with float()/int(): a nested list is Python's TypeError
+    (ours is a GeTypeError with that text first, naming the element)."""
+    with pytest.raises(TypeError) as info:
+        Tensor([[1, 2], [3, 4]], None, data_type, ND, [2, 2])
+    assert str(info.value).startswith(f"{text}: data[0] is [1, 2]; for nested data pass a numpy")
+    assert isinstance(info.value, GeTypeError)
 
 
 @pytest.mark.parametrize(
@@ -272,10 +288,11 @@ def test_zero_size_shapes(shape: list[int], expected: list[Any]) -> None:
     assert t.nbytes == 0
 
 
-def test_tuple_data_is_accepted_like_a_list() -> None:
-    # GE-PY documents lists; a tuple nested inside a list is flattened the same way.
-    t = Tensor([(1, 2), (3, 4)], None, DT.DT_INT32, ND, [2, 2])
-    assert t.get_data() == [[1, 2], [3, 4]]
+def test_tuple_data_is_refused_as_ge_does() -> None:
+    with pytest.raises(TypeError, match=r"^data should be List"):
+        Tensor((1, 2), None, DT.DT_INT32, ND, [2])
+    with pytest.raises(TypeError, match=r"^int\(\) argument must be .* not 'tuple'"):
+        Tensor([(1, 2), (3, 4)], None, DT.DT_INT32, ND, [2, 2])
 
 
 # --- construction from numpy arrays and bytes (our additions) --------------------------------
@@ -555,14 +572,18 @@ def test_shape_must_be_a_list_of_int(bad: object) -> None:
         ([None], TypeError),
         ([1, {}], TypeError),
         ([1, object()], TypeError),
-        ([[1], "x"], ValueError),
+        ([[1], "x"], TypeError),  # float([1]) fails first, as in GE-PY (no flattening)
         ([1 + 2j], TypeError),
     ],
 )
 def test_junk_list_elements(junk: list[Any], error: type[Exception]) -> None:
-    """GE_ERRORS.md §2.3 rule 7: ``float(x)`` per element, Python's own error."""
-    with pytest.raises(error):
+    """GE_ERRORS.md §2.3 rule 7: ``float(x)`` per element, Python's own error text first."""
+    with pytest.raises(error) as info:
         Tensor(junk, None, DT.DT_FLOAT, ND, [2])
+    index = next(i for i, x in enumerate(junk) if not isinstance(x, (int, float)))
+    with pytest.raises(error) as python:
+        float(junk[index])
+    assert str(info.value).startswith(f"{python.value}: data[{index}] is {junk[index]!r}")
     assert Tensor(["1.5", "2"], None, DT.DT_FLOAT, ND, [2]).get_data() == [1.5, 2.0]
 
 

@@ -204,9 +204,15 @@ def test_returned_shape_is_a_copy() -> None:
     assert d.shape == [4, 5]
 
 
-def test_set_shape_none_is_scalar() -> None:
+def test_none_is_a_scalar_shape_only_in_the_constructor() -> None:
+    """GE's default ``shape=None`` is a scalar; its setters take a list only."""
+    assert TensorDesc(None).shape == []
     d = TensorDesc([2])
-    assert d.set_shape(None).shape == []
+    with pytest.raises(TypeError, match=r"^shape must be a list of integers"):
+        d.set_shape(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^origin shape must be a list of integers"):
+        d.set_origin_shape(None)  # type: ignore[arg-type]
+    assert d.shape == [2]
 
 
 def test_repr() -> None:

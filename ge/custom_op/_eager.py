@@ -491,35 +491,33 @@ class EagerTask(HostTask):
     prepared: _Prepared | None = None
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
-        assert self.prepared is not None
-        _run(self.prepared, addrs, specs)
-
-
-def _run(p: _Prepared, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
-    """One run of the node's ``execute``, the hot path of the execute path: take a loan
-    (``ge.custom_op._loan``: the context and Tensors, built once per plan), point it at this
-    run's buffers, call, check, expire it, and give it back unless the callback kept any of
-    its objects. No local here refers to a lent object when the loan is closed (its
-    reference counts decide whether it is lent again)."""
-    stream = _THREAD.stream or _thread_stream()
-    try:
-        loan = p.loans.pop()
-    except IndexError:
-        loan = _new_loan(p)
-    loan.open(addrs, stream.handle)
-    try:
-        _call(p, loan)
-        if stream._error is not None:
-            try:
-                stream.synchronize()
-            except GeError as e:
-                raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
-        _finish(p, loan.ctx, addrs, specs)
-    finally:
-        if stream._error is not None:
-            stream._reset()
-        if loan.close():
-            p.loans.append(loan)
+        """One run of the node's ``execute``, the hot path of the execute path: take a loan
+        (``ge.custom_op._loan``: the context and Tensors, built once per plan), point it at
+        this run's buffers, call, check, expire it, and give it back unless the callback kept
+        any of its objects. No local here refers to a lent object when the loan is closed
+        (its reference counts decide whether it is lent again)."""
+        p = self.prepared
+        assert p is not None
+        stream = _THREAD.stream or _thread_stream()
+        try:
+            loan = p.loans.pop()
+        except IndexError:
+            loan = _new_loan(p)
+        loan.open(addrs, stream._handle)
+        try:
+            _call(p, loan)
+            if stream._error is not None:
+                try:
+                    stream.synchronize()
+                except GeError as e:
+                    raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
+            if None in loan.ctx._produced or loan.ctx._refs or WATCH.get() is not None:
+                _finish(p, loan.ctx, addrs, specs)
+        finally:
+            if stream._error is not None:
+                stream._reset()
+            if loan.close():
+                p.loans.append(loan)
 
 
 def _new_loan(p: _Prepared) -> Loan:

@@ -193,7 +193,7 @@ class Loan:
     def open(self, addrs: np.ndarray, stream: int) -> EagerOpExecutionContext:
         """Point the loan at this run's buffers and stream and make it usable."""
         for tensor, buf, origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
-            tensor._addr = int(addrs[buf])
+            tensor._addr = addrs.item(buf)
             origin._dims[:] = dims
             storage._dims[:] = dims
             form._origin, form._storage, rule._size, rule._mask = fo, fs, size, mask
@@ -208,15 +208,17 @@ class Loan:
         """Expire everything lent, free the run's workspaces; whether the loan may be lent
         again (nothing outside it refers to its objects)."""
         ctx = self.ctx
-        ctx._invalidate()
-        self.lease.alive = False
+        self.lease.alive = ctx._alive = self._attrs._alive = False
+        lent = ctx._lent
+        if lent:  # Tensors made during the run (an output asked for in another layout)
+            for tensor in lent:
+                tensor._invalidate()
+            lent.clear()
         blocks = self._blocks
         while blocks:
             memory.free(blocks.pop())
         ctx._produced[:] = self._nones
         if ctx._refs:
             ctx._refs.clear()
-        if ctx._lent:
-            ctx._lent.clear()
         del ctx
-        return self._refcounts() == self._counts
+        return tuple(map(_refcount, self._family)) == self._counts

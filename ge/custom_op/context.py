@@ -52,7 +52,10 @@ def _get(var: ContextVar[Any], message: str) -> Any:
 
 def get_execute_ctx() -> Any:
     """The ``EagerOpExecutionContext`` of the running schema-bound ``execute``."""
-    return _get(_EXECUTE, "get_execute_ctx() is only available inside schema-bound execute")
+    ctx = _EXECUTE.get()  # _get written out: called on every run of the execute path
+    if ctx is None:
+        raise GeError("get_execute_ctx() is only available inside schema-bound execute")
+    return ctx
 
 
 def get_compile_ctx() -> Any:

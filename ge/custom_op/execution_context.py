@@ -330,7 +330,14 @@ class EagerOpExecutionContext(Borrowed):
         if refs:
             refs.pop(i, None)
         tensor = self._views[i]
-        if tensor is None or not _same_layout(tensor, origin, storage, format):
+        if tensor is None or not (  # exactly the shapes and the format the view has
+            tensor._shape._storage._dims == storage
+            and tensor._shape._origin._dims == origin
+            and tensor._format._origin is format._origin
+            and tensor._format._storage is format._storage
+            and tensor._format._expand._size == format._expand._size
+            and tensor._format._expand._mask == format._expand._mask
+        ):
             nbytes = slot.nbytes
             tensor = Tensor._lend(slot.addr, origin, storage, dtype, format, _ON_DEVICE, nbytes)
             self._lent.append(tensor)
@@ -397,22 +404,6 @@ def _check_layout_types(shape: object, format: object) -> None:
             f"Unable to cast Python instance of type {type(format).__name__} to C++ type "
             f"'gert::StorageFormat'"
         )
-
-
-def _same_layout(
-    tensor: Tensor, origin: list[int], storage: list[int], format: StorageFormat
-) -> bool:
-    """Whether ``tensor`` has exactly these shapes and this format (all fields compared)."""
-    shape, form = tensor._shape, tensor._format
-    mine, theirs = form._expand, format._expand
-    return (
-        shape._storage._dims == storage
-        and shape._origin._dims == origin
-        and form._origin is format._origin
-        and form._storage is format._storage
-        and mine._size == theirs._size
-        and mine._mask == theirs._mask
-    )
 
 
 def output_slot(name: str, addr: int, data_type: DataType, elements: int) -> OutputSlot:

@@ -238,9 +238,38 @@ def make_attr_value(value: object, value_type: AttrValueType) -> AttrValue:
     try:
         return AttrValue(value_type, convert(value))
     except GeTypeError as e:
-        raise GeTypeError(
-            f"attribute value {value!r} is not a {AttrValueType(value_type).name}: {e}"
-        ) from None
+        ours = f"attribute value {value!r} is not a {AttrValueType(value_type).name}: {e}"
+        ge_text = _typed_setter_text(value_type, value)
+        raise GeTypeError(ours if ge_text is None else f"{ge_text}: {ours}") from None
+
+
+# GE-PY's typed setters' texts (GE_ERRORS.md §2.5), for the kinds it has setters of
+_SETTER_TEXT = {
+    VT.VT_STRING: ("Value must be a string", "strings"),
+    VT.VT_FLOAT: ("Value must be a number", "numbers"),
+    VT.VT_BOOL: ("Value must be a boolean", "booleans"),
+    VT.VT_INT: ("Value must be an integer", "integers"),
+    VT.VT_DATA_TYPE: ("Value must be a DataType", "DataTypes"),
+    VT.VT_TENSOR: ("Value must be a Tensor", None),
+}
+
+
+def _typed_setter_text(value_type: AttrValueType, value: object) -> str | None:
+    """What GE-PY's typed setter of ``value_type`` says of a ``value`` it refuses, ``None``
+    for kinds it has no setter of (ours then stands alone)."""
+    scalar = _SETTER_TEXT.get(value_type)
+    if scalar is not None:
+        return scalar[0]
+    element = (
+        _SETTER_TEXT.get(VT(value_type - VT.VT_LIST_BASE)) if value_type > VT.VT_LIST_BASE else None
+    )
+    if element is None or element[1] is None:
+        return None
+    return (
+        "Values must be a list"
+        if not isinstance(value, (list, tuple))
+        else f"All values must be {element[1]}"
+    )
 
 
 def _wrap_int64(v: object) -> int:

@@ -664,17 +664,49 @@ DESC_ROWS = [
     ),
 ]
 
-ATTR_ROWS = [
-    Row(
-        f"set_value({value!r})",
-        lambda c, v=value: c.b.set_attr("k", v),
-        ValueError,
-        f"Unsupported attribute type: {type(value)} for value: {value}",
-    )
-    for value in (None, {"k": "v"}, (1, 2), [1, 2.0], [[1.0]], b"x", TensorDesc())
-] + [
-    Row("set_value([])", lambda c: c.b.set_attr("k", []), ValueError, "Empty list is not supported")
-]
+ATTR_ROWS = (
+    [
+        Row(
+            f"set_value({value!r})",
+            lambda c, v=value: c.b.set_attr("k", v),
+            ValueError,
+            f"Unsupported attribute type: {type(value)} for value: {value}",
+        )
+        for value in (None, {"k": "v"}, (1, 2), [1, 2.0], [[1.0]], b"x", TensorDesc())
+    ]
+    + [
+        Row(
+            "set_value([])",
+            lambda c: c.b.set_attr("k", []),
+            ValueError,
+            "Empty list is not supported",
+        )
+    ]
+    + [
+        # GE's typed setters are internal; ours are set_attr(key, value, kind), with GE's text first
+        Row(
+            f"typed setter {kind.name} of {value!r}",
+            lambda c, k=kind, v=value: c.b.set_attr("k", v, k),
+            TypeError,
+            text,
+        )
+        for kind, value, text in (
+            (VT.VT_STRING, 1, "Value must be a string"),
+            (VT.VT_FLOAT, "1", "Value must be a number"),
+            (VT.VT_FLOAT, True, "Value must be a number"),
+            (VT.VT_BOOL, 1, "Value must be a boolean"),
+            (VT.VT_INT, 1.0, "Value must be an integer"),
+            (VT.VT_DATA_TYPE, 0, "Value must be a DataType"),
+            (VT.VT_TENSOR, [1.0], "Value must be a Tensor"),
+            (VT.VT_LIST_INT, 1, "Values must be a list"),
+            (VT.VT_LIST_FLOAT, ["a"], "All values must be numbers"),
+            (VT.VT_LIST_INT, [1, "a"], "All values must be integers"),
+            (VT.VT_LIST_BOOL, [1], "All values must be booleans"),
+            (VT.VT_LIST_DATA_TYPE, [1], "All values must be DataTypes"),
+            (VT.VT_LIST_STRING, ["a", 1], "All values must be strings"),
+        )
+    ]
+)
 
 ALL_ROWS = GRAPH_ROWS + NODE_ROWS + TENSOR_ROWS + DESC_ROWS + ATTR_ROWS
 

@@ -73,13 +73,16 @@ class _Entry:
         if not (background and _compiles_in_background(self.ge_options)):
             self._build()
             return
-        from ge.compiler.background import compiler  # noqa: PLC0415
         from ge.compiler.kernels._codegen import KernelNotCached, cached_only  # noqa: PLC0415
 
         try:
             with cached_only():
                 self._build()
         except KernelNotCached:
+            # imported only here: with the kernels on disk the call needs no worker (nor
+            # the subprocess module)
+            from ge.compiler.background import compiler  # noqa: PLC0415
+
             with using_options(self.ge_options):
                 self.job = compiler().submit(graph)
 

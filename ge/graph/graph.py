@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
+from ge.graph import _subgraphs
 from ge.graph._attr import (
     AttrValue,
     check_attr_key,
@@ -54,6 +55,12 @@ def link_control(src: Node, dst: Node) -> None:
         dst._in_ctrl.append(src)
     else:
         dst._in_ctrl = [src]
+
+
+def _check_graph(subgraph: object) -> Graph:
+    if not isinstance(subgraph, Graph):
+        raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
+    return subgraph
 
 
 def _check_node(node: object, what: str) -> Node:
@@ -547,25 +554,7 @@ class Graph:
         with ``RuntimeError``, registering nothing: a standalone ``Graph`` (no parent node;
         ``register_subgraph`` (ours) takes one) and a name this root already has.
         """
-        if not isinstance(subgraph, Graph):
-            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
-        root = self._root()
-        parent, node = subgraph._parent_graph, subgraph._parent_node
-        reason = ""
-        if parent is None or node is None:
-            reason = (
-                "it has no parent graph or no parent node; attach it with "
-                "set_node_subgraph, or register a standalone graph with register_subgraph"
-            )
-        elif node._graph is not parent:
-            reason = f"its parent node {node._name} is not in its parent graph '{parent._name}'"
-        elif subgraph._name in root._subgraphs:
-            reason = f"a subgraph named '{subgraph._name}' already exists"
-        if reason:
-            raise GraphError(
-                f"Failed to add subgraph '{subgraph._name}' to graph '{self._name}': {reason}"
-            )
-        root._subgraphs[subgraph._name] = subgraph
+        _subgraphs.add_subgraph(self, _check_graph(subgraph))
 
     def register_subgraph(self, subgraph: Graph) -> None:
         """Register a standalone ``subgraph`` (and any subgraphs it holds) on the root graph
@@ -574,46 +563,14 @@ class Graph:
         A name already taken, the root's own name, or a graph that already has a parent fails
         with ``RuntimeError`` and registers nothing.
         """
-        if not isinstance(subgraph, Graph):
-            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
-        root = self._root()
-        incoming = [subgraph, *subgraph._subgraphs.values()]
-        taken = [g._name for g in incoming if g._name in root._subgraphs or g._name == root._name]
-        names = [g._name for g in incoming]
-        reason = ""
-        if subgraph is root or subgraph._parent_graph is not None:
-            reason = "it already belongs to a graph"
-        elif taken:
-            reason = f"the name {taken[0]!r} is already used"
-        elif len(set(names)) != len(names):
-            reason = "it holds two subgraphs of the same name"
-        if reason:
-            raise GraphError(
-                f"Failed to register subgraph '{subgraph._name}' on graph '{self._name}': {reason}"
-            )
-        for g in incoming:
-            root._subgraphs[g._name] = g
-            if g is subgraph or g._parent_graph is None:
-                g._parent_graph = self if g is subgraph else subgraph
-        subgraph._subgraphs = {}
+        _subgraphs.register_subgraph(self, _check_graph(subgraph))
 
     def remove_subgraph(self, name: str) -> None:
         """Unregister a subgraph; nodes that referred to it lose the reference. An unknown
         name does nothing, as in GE."""
         if not isinstance(name, str):
             raise GeTypeError(f"name must be a string, got {type(name).__name__}")
-        root = self._root()
-        sub = root._subgraphs.pop(name, None)
-        if sub is None:
-            return
-        if sub._parent_graph is not None and sub._parent_graph._root() is not root:
-            return  # attached to another graph (``add_subgraph``): that one keeps it
-        if sub._parent_node is not None:
-            names = sub._parent_node._subgraph_names
-            assert isinstance(names, list)  # it holds ``name``
-            names[names.index(name)] = ""
-        sub._parent_graph = None
-        sub._parent_node = None
+        _subgraphs.remove_subgraph(self, name)
 
     def set_node_subgraph(self, node: Node, index: int, subgraph: Graph) -> None:
         """Make ``subgraph`` the ``index``-th subgraph of ``node`` (ours; what GE's op builders
@@ -624,39 +581,7 @@ class Graph:
                 f"index: node {node._name} has {len(node._subgraph_names)} "
                 f"subgraphs; the next one is index {len(node._subgraph_names)}"
             )
-        if not isinstance(subgraph, Graph):
-            raise GeTypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
-        ancestor: Graph | None = self
-        while ancestor is not None:
-            if ancestor is subgraph:
-                raise GraphError(
-                    f"subgraph '{subgraph._name}' contains node {node._name}; "
-                    f"a graph cannot be its own subgraph"
-                )
-            ancestor = ancestor._parent_graph
-        if subgraph._parent_node is not None and subgraph._parent_node is not node:
-            raise GraphError(
-                f"subgraph '{subgraph._name}' already belongs to node {subgraph._parent_node._name}"
-            )
-        slots = node._subgraph_names
-        if not slots:
-            slots = node._subgraph_names = []  # a node starts with a shared ()
-        if subgraph._name in slots and (index == len(slots) or slots[index] != subgraph._name):
-            raise GraphError(
-                f"subgraph '{subgraph._name}' is already subgraph "
-                f"{slots.index(subgraph._name)} of node {node._name}"
-            )
-        if self.get_subgraph(subgraph._name) is not subgraph:
-            self.register_subgraph(subgraph)
-        subgraph._parent_graph = self
-        subgraph._parent_node = node
-        if index == len(slots):
-            slots.append(subgraph._name)
-        else:
-            replaced = self.get_subgraph(slots[index]) if slots[index] else None
-            if replaced is not None and replaced is not subgraph:
-                replaced._parent_node = None  # stays registered, now unattached
-            slots[index] = subgraph._name
+        _subgraphs.set_node_subgraph(self, node, int(index), _check_graph(subgraph))
 
     @property
     def parent_node(self) -> Node | None:

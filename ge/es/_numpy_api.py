@@ -21,6 +21,12 @@ graph cannot follow it:
 - ``take`` builds ``GatherV2`` with constant indices, ``take_along_axis`` with traced indices
   one ``GatherNd``.
 - ``empty_like`` gives zeros (a graph has no uninitialised memory).
+- ``zeros_like``/``ones_like``/``full_like``/``empty_like`` and ``copy`` honour ``dtype=`` and
+  ``shape=``; ``order='C'``/``'K'``/``'A'`` are accepted (each names only the result's memory
+  layout, and a traced value's is C), ``'F'`` is refused; ``subok`` changes nothing (traced
+  values have no subclasses); ``device`` must be None or 'cpu', as numpy's.
+- ``clip`` takes ``a_min``/``a_max`` or ``min``/``max``, and ``dtype=``/``casting=`` (numpy's
+  ufunc keywords; the others, ``out=``, ``where=``..., are refused).
 """
 
 from __future__ import annotations
@@ -30,12 +36,16 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeTypeError, GeValueError
-from ge.es import _numpy_linalg, _numpy_shape, _numpy_stats
+from ge.es import _numpy_linalg, _numpy_rules, _numpy_shape, _numpy_stats
 from ge.es._numpy_common import (
     FUNCTIONS,
     Rule,
     _axis,
     _base,
+    _cast_to,
+    _check_device,
+    _check_order,
+    _dtype_arg,
     _gather,
     _h,
     _isnan,
@@ -167,29 +177,139 @@ def _broadcast_arrays(anchor: TensorHolder, *args: Any) -> tuple[TensorHolder, .
 
 
 # --- creation and elementwise --------------------------------------------------------------------
+def _like(
+    anchor: TensorHolder,
+    a: Any,
+    dtype: Any,
+    order: Any,
+    shape: Any,
+    device: Any,
+    what: str,
+) -> tuple[TensorHolder, np.dtype[Any]]:
+    """A holder of the ``*_like`` result's shape (``a``, or ``a`` broadcast to ``shape``) and
+    the result's dtype; ``order`` and ``device`` checked as numpy's."""
+    _check_order(order, what)
+    _check_device(device, what)
+    x = _h(anchor, a)
+    target = _dtype_arg(dtype, what)
+    if shape is None:
+        return x, x.dtype if target is None else target
+    zero = x._op("ZerosLike", _reshape(x, [-1])[:0].sum())
+    dims = [int(d) for d in np.atleast_1d(shape)]
+    return _base("broadcast_to")(x, zero, dims), x.dtype if target is None else target
+
+
+def _filled_like(op_type: str, what: str) -> Rule:
+    """``np.zeros_like``/``np.ones_like``: ``ZerosLike``/``OnesLike`` of ``a``'s shape, in
+    ``dtype``."""
+
+    def rule(
+        anchor: TensorHolder,
+        a: Any,
+        dtype: Any = None,
+        order: Any = "K",
+        subok: bool = True,
+        shape: Any = None,
+        *,
+        device: Any = None,
+    ) -> TensorHolder:
+        base, target = _like(anchor, a, dtype, order, shape, device, what)
+        return base._op(op_type, base).astype(target)
+
+    return rule
+
+
+_register("zeros_like")(_filled_like("ZerosLike", "zeros_like"))
+_register("ones_like")(_filled_like("OnesLike", "ones_like"))
+
+
 @_register("full_like")
 def _full_like(
-    anchor: TensorHolder, a: Any, fill_value: Any, dtype: Any = None, shape: Any = None
+    anchor: TensorHolder,
+    a: Any,
+    fill_value: Any,
+    dtype: Any = None,
+    order: Any = "K",
+    subok: bool = True,
+    shape: Any = None,
+    *,
+    device: Any = None,
 ) -> TensorHolder:
-    x = _h(anchor, a)
-    target = np.dtype(dtype) if dtype is not None else x.dtype
-    base = (
-        x
-        if shape is None
-        else _base("broadcast_to")(
-            x, x._op("ZerosLike", _reshape(x, [-1])[:0].sum()), list(np.atleast_1d(shape))
-        )
-    )
+    base, target = _like(anchor, a, dtype, order, shape, device, "full_like")
     zeros = base._op("ZerosLike", base).astype(target)
+    if isinstance(fill_value, TensorHolder):
+        return zeros + fill_value.astype(target)  # type: ignore[no-any-return]
     fill = np.asarray(fill_value).astype(target)
     return zeros + fill if fill.ndim else zeros + zeros._operand(fill)  # type: ignore[no-any-return]
 
 
 @_register("empty_like")
 def _empty_like(
-    anchor: TensorHolder, prototype: Any, dtype: Any = None, shape: Any = None
+    anchor: TensorHolder,
+    prototype: Any,
+    /,
+    dtype: Any = None,
+    order: Any = "K",
+    subok: bool = True,
+    shape: Any = None,
+    *,
+    device: Any = None,
 ) -> TensorHolder:
-    return _full_like(anchor, prototype, 0, dtype=dtype, shape=shape)
+    return _full_like(anchor, prototype, 0, dtype, order, subok, shape, device=device)
+
+
+@_register("copy")
+def _copy(anchor: TensorHolder, a: Any, order: Any = "K", subok: bool = False) -> TensorHolder:
+    _check_order(order, "copy")
+    x = _h(anchor, a)
+    return x._op("Identity", x)
+
+
+_NO_VALUE = object()  # numpy's <no value> default of clip's bounds
+
+
+@_register("clip")
+def _clip(
+    anchor: TensorHolder,
+    a: Any,
+    a_min: Any = _NO_VALUE,
+    a_max: Any = _NO_VALUE,
+    *,
+    min: Any = _NO_VALUE,
+    max: Any = _NO_VALUE,
+    dtype: Any = None,
+    casting: Any = "same_kind",
+) -> TensorHolder:
+    """numpy's ``np.clip``: ``a_min``/``a_max`` or their numpy 2 aliases ``min``/``max``
+    (not both); ``dtype`` computes and returns in that type (``casting`` checked)."""
+    if (min is not _NO_VALUE or max is not _NO_VALUE) and (
+        a_min is not _NO_VALUE or a_max is not _NO_VALUE
+    ):
+        raise GeValueError(
+            "np.clip: passing `min` or `max` keyword argument when `a_min` and `a_max` are "
+            "provided is forbidden"
+        )
+    low = a_min if min is _NO_VALUE else min
+    high = a_max if max is _NO_VALUE else max
+    x = _h(anchor, a)
+    target = _dtype_arg(dtype, "clip")
+    if target is not None:
+        x = _cast_to(x, target, casting, "clip")
+    numpy_rules = x._builder._numpy_semantics
+    for bound, ufunc, op_type in ((low, "maximum", "Maximum"), (high, "minimum", "Minimum")):
+        if bound is _NO_VALUE or bound is None:
+            continue
+        limit = (
+            _cast_to(bound, target, casting, "clip")
+            if isinstance(bound, TensorHolder) and target is not None
+            else bound
+        )
+        x = (
+            _numpy_rules.binary(x, ufunc, op_type, x, limit)
+            if numpy_rules
+            else x._op(op_type, x, limit)
+        )
+    return x if target is None else x.astype(target)
 
 
 @_register("nan_to_num")

@@ -140,3 +140,50 @@ def _base(name: str) -> Callable[..., Any]:
 
 def _concatenate(anchor: TensorHolder, parts: Sequence[Any], axis: int) -> TensorHolder:
     return _base("concatenate")(anchor, list(parts), axis=axis)  # type: ignore[no-any-return]
+
+
+# --- keywords numpy honours that rules share -----------------------------------------------------
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _dtype_arg(dtype: Any, what: str) -> np.dtype[Any] | None:
+    """``dtype=`` as a numpy dtype (``None`` stays ``None``); a bad one raises ``GeTypeError``."""
+    if dtype is None:
+        return None
+    try:
+        result: np.dtype[Any] = np.dtype(dtype)
+    except TypeError:
+        raise GeTypeError(f"np.{what}: dtype must be a numpy dtype, got {dtype!r}") from None
+    return result
+
+
+def _check_order(order: Any, what: str, accepted: tuple[str, ...] = ("C", "K", "A")) -> None:
+    """Traced values are C-ordered: ``order='C'`` (and, where it only names the result's
+    memory layout, ``'K'``/``'A'``) are accepted; ``'F'`` is refused, naming the keyword."""
+    if order in accepted:
+        return
+    if order in ("F", "A", "K"):
+        raise GeValueError(
+            f"np.{what} of a traced value supports order={' or '.join(map(repr, accepted))}, "
+            f"got order={order!r}: traced values are C-ordered"
+        )
+    raise GeValueError(f"np.{what}: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+
+
+def _check_device(device: Any, what: str) -> None:
+    if device not in (None, "cpu"):
+        raise GeValueError(f"np.{what}: device must be None or 'cpu', got {device!r}")
+
+
+def _cast_to(x: TensorHolder, dtype: np.dtype[Any], casting: Any, what: str) -> TensorHolder:
+    """``x`` as ``dtype``, if numpy's ``casting`` rule allows it (numpy's message if not)."""
+    if casting not in _CASTINGS:
+        raise GeValueError(
+            f"np.{what}: casting must be one of {', '.join(map(repr, _CASTINGS))}, got {casting!r}"
+        )
+    if not np.can_cast(x.dtype, dtype, casting):
+        raise GeTypeError(
+            f"np.{what}: cannot cast array data from dtype('{x.dtype}') to dtype('{dtype}') "
+            f"according to the rule {casting!r}"
+        )
+    return x.astype(dtype)

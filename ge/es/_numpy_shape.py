@@ -6,6 +6,13 @@ Decisions where numpy is silent or a graph cannot follow it:
 - ``flip`` builds ``ReverseV2`` (one node); ``roll``/``split`` build ``StridedSlice``/
   ``ConcatV2``; ``diagonal`` builds ``GatherV2`` with constant indices; ``triu``/``tril`` a
   constant mask and ``SelectV2``.
+- ``concatenate``/``stack`` honour numpy's ``dtype=`` and ``casting=`` (a cast numpy's rule
+  forbids raises its message as ``GeTypeError``); inside ``ge.jit`` the parts join in numpy's
+  result type, an ES holder keeps GE-PY's rule (no cast). ``out=`` is refused.
+  ``axis=None`` joins the flattened parts (``concatenate``).
+- ``reshape`` takes ``order='C'`` only (``'F'``/``'A'`` would read the elements in another
+  order, which a C-ordered traced value does not have) and ``copy=`` (every graph result is
+  a new value, so ``copy`` changes nothing).
 - ``pad`` supports ``mode='constant'`` (with ``constant_values``), ``'edge'``, ``'reflect'`` and
   ``'symmetric'`` (``reflect_type='even'``; ``MirrorPad`` where every pad fits one reflection,
   else per-axis ``GatherV2`` of the positions numpy's ``np.pad`` picks, so pads larger than
@@ -20,12 +27,16 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeTypeError, GeValueError
+from ge.es import _numpy_rules
 from ge.es._numpy_common import (
     FUNCTIONS,
     Rule,
     _axes,
     _axis,
+    _cast_to,
+    _check_order,
     _concatenate,
+    _dtype_arg,
     _gather,
     _h,
     _known,
@@ -34,7 +45,7 @@ from ge.es._numpy_common import (
     _transpose,
     rule_registrar,
 )
-from ge.es.tensor_holder import TensorHolder
+from ge.es.tensor_holder import TensorHolder, innermost
 
 __all__: list[str] = []  # the rules register into _numpy_common.FUNCTIONS
 
@@ -396,3 +407,71 @@ def _diag(anchor: TensorHolder, v: Any, k: int = 0) -> TensorHolder:
     if n == 0:
         padded = x._op("Pad", x, x._ints([0, 1]))
     return _reshape(_gather(padded, index.reshape(-1), 0), [size, size])
+
+
+# --- joining and reshaping -----------------------------------------------------------------------
+def _join_parts(
+    anchor: TensorHolder, arrays: Any, dtype: Any, casting: Any, what: str
+) -> tuple[TensorHolder, list[TensorHolder]]:
+    """The holders to join, in ``dtype`` (checked against ``casting``) or else, inside
+    ``ge.jit``, in numpy's result type; also the holder of the innermost graph."""
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise GeValueError(f"np.{what}: need at least one array to {what}, got {arrays!r}")
+    anchor = innermost(anchor, *arrays)
+    parts = [_h(anchor, p) for p in arrays]
+    target = _dtype_arg(dtype, what)
+    if target is None and anchor._builder._numpy_semantics:
+        target = _numpy_rules.concat_dtype(parts)  # numpy checks casting against it too
+    if target is not None:
+        parts = [_cast_to(p, target, casting, what) for p in parts]
+    return anchor, parts
+
+
+def _joined(anchor: TensorHolder, parts: list[TensorHolder], axis: int) -> TensorHolder:
+    return anchor._op("ConcatV2", parts, anchor._ints([axis]), attrs={"N": len(parts)})
+
+
+@_register("concatenate")
+def _concatenate_rule(
+    anchor: TensorHolder,
+    arrays: Any,
+    /,
+    axis: Any = 0,
+    *,
+    dtype: Any = None,
+    casting: Any = "same_kind",
+) -> TensorHolder:
+    anchor, parts = _join_parts(anchor, arrays, dtype, casting, "concatenate")
+    if axis is None:
+        return _joined(anchor, [_reshape(p, [-1]) for p in parts], 0)
+    if parts[0].ndim == 0:
+        raise GeValueError("np.concatenate: zero-dimensional arrays cannot be concatenated")
+    return _joined(anchor, parts, _axis(axis, parts[0].ndim, "concatenate"))
+
+
+@_register("stack")
+def _stack_rule(
+    anchor: TensorHolder,
+    arrays: Any,
+    axis: Any = 0,
+    *,
+    dtype: Any = None,
+    casting: Any = "same_kind",
+) -> TensorHolder:
+    anchor, parts = _join_parts(anchor, arrays, dtype, casting, "stack")
+    if len({p.shape for p in parts}) != 1:
+        shapes = ", ".join(str(p.shape) for p in parts)
+        raise GeValueError(f"np.stack: all input arrays must have the same shape, got {shapes}")
+    n = _axis(axis, parts[0].ndim + 1, "stack")
+    return _joined(anchor, [p._op("ExpandDims", p, p._ints([n])) for p in parts], n)
+
+
+@_register("reshape")
+def _reshape_rule(
+    anchor: TensorHolder, a: Any, /, shape: Any, order: Any = "C", *, copy: Any = None
+) -> TensorHolder:
+    _check_order(order, "reshape", ("C",))
+    if copy not in (None, True, False):
+        raise GeValueError(f"np.reshape: copy must be None, True or False, got {copy!r}")
+    dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+    return _h(anchor, a).reshape(dims)

@@ -231,6 +231,7 @@ class Tensor:
         "_device_nbytes",
         "_donated",
         "_finalizer",
+        "_owner_builder",
         "_placement",
         "_release",
     )
@@ -623,6 +624,28 @@ class Tensor:
             f"Tensor(shape={list(self.shape)}, data_type={self.data_type.name}, "
             f"placement={self._placement.name}, data={self._preview()})"
         )
+
+    def _transfer_ownership_when_pass_as_attr(self, builder: object) -> None:
+        """GE-PY's step for a ``Tensor`` given as a tensor attribute of a generated op: from
+        then on it belongs to that op's builder (``builder``: it or its name), so giving it
+        again, to any op of any builder, is GE's ``RuntimeError``. Decision: ours keeps the
+        tensor usable otherwise (GE's C side takes it over); the node holds its own copy.
+
+        >>> t = Tensor([1.0])
+        >>> t._transfer_ownership_when_pass_as_attr("g")
+        >>> try:
+        ...     t._transfer_ownership_when_pass_as_attr("h")
+        ... except RuntimeError as e:
+        ...     print(e)
+        Tensor already has an new owner builder :g, cannot transfer ownership again
+        """
+        owner = getattr(self, "_owner_builder", None)  # unset on tensors made by _adopt etc.
+        if owner is not None:
+            raise GeError(
+                f"Tensor already has an new owner builder :{owner}, cannot transfer ownership again"
+            )
+        name = getattr(builder, "name", builder)
+        self._owner_builder = name if isinstance(name, str) else str(name)
 
     def __copy__(self) -> NoReturn:
         raise GeError("Tensor does not support copy")

@@ -420,6 +420,12 @@ def _reinterpreted(shape: list[int]) -> Tensor:
     ).set_data_type(DT.DT_INT8)
 
 
+def _transferred_twice() -> None:
+    t = Tensor([1.0])
+    t._transfer_ownership_when_pass_as_attr(Graph("g"))  # anything with a name, or a name
+    t._transfer_ownership_when_pass_as_attr("h")
+
+
 TENSOR_ROWS = [
     Row(
         "1: shape a tuple",
@@ -520,6 +526,12 @@ TENSOR_ROWS = [
         "data should be List",
     ),
     Row("copy.copy", lambda c: copy.copy(Tensor()), RuntimeError, "Tensor does not support copy"),
+    Row(
+        "_transfer_ownership_when_pass_as_attr twice",
+        lambda c: _transferred_twice(),
+        RuntimeError,
+        "Tensor already has an new owner builder :g, cannot transfer ownership again",
+    ),
     Row(
         "copy.deepcopy",
         lambda c: copy.deepcopy(Tensor()),

@@ -10,7 +10,9 @@ instance of the op's implementation class for the node and lowers the node to
   ``ge.runtime.Tensor`` views of the node's input buffers and an ``EagerOpExecutionContext``
   whose outputs are the plan's own output buffers (no copy; see
   ``ge.custom_op.execution_context``), calls ``execute``, waits for the launches it queued on
-  ``get_stream()``, then invalidates everything it lent;
+  ``get_stream()``, then invalidates everything it lent. What it lends is built once per
+  plan and re-pointed for each run (``ge.custom_op._loan``): a run costs a few dozen Python
+  calls, most of them the callback's own;
 * ``KernelTask``s when the class has ``declare_launch_args`` (preferred over ``execute``):
   the callback runs here, once per plan, with an ``AnnotatedArgsContext``
   (``ge.custom_op.annotated_args``); each launch it declares becomes a kernel task like a

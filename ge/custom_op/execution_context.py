@@ -1,12 +1,15 @@
 """The objects a running ``execute`` callback borrows: ``EagerOpExecutionContext`` and
 ``RuntimeAttrs`` (GE_REFERENCE.md §7.4, GE_ERRORS.md §10.4).
 
-The engine makes one context per run of a custom-op node (``ge.custom_op._eager``), hands it to
-``get_execute_ctx()`` (or, for a legacy ``execute(self, ctx)``, as the argument) and
+The engine lends a context to each run of a custom-op node (``ge.custom_op._eager``), hands it
+to ``get_execute_ctx()`` (or, for a legacy ``execute(self, ctx)``, as the argument) and
 invalidates it, its ``RuntimeAttrs`` and every ``ge.runtime.Tensor`` it lent the moment the
 callback returns: any later use raises ``RuntimeError`` ("Borrowed native object has expired",
 "Borrowed runtime attrs have expired", or the Tensor's own expiry message), never touches
-memory. Query results (ints, lists, enum members) are plain copies and stay usable.
+memory. Query results (ints, lists, enum members) are plain copies and stay usable. The
+context and its Tensors are built once per plan and re-pointed for each run, unless a callback
+kept one of them: then they stay expired and the next run gets new ones
+(``ge.custom_op._loan``).
 
 Indexes follow GE's compute node: ``get_input_tensor(i)`` / ``get_input_num()`` count the
 *present* input instances (an absent optional input takes no index; the instances of a dynamic

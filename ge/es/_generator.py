@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ge.error import GeError, GeTypeError, GeValueError
+from ge.es._errors import AttributeTypeError, AttributeValueError, no_attribute
 from ge.es.tensor_holder import TensorHolder, innermost
 from ge.es.tensor_like import TensorLike, check_tensor_like, to_const
 from ge.graph._attr import AttrValue
@@ -228,10 +229,9 @@ def _single_input_holder(op: OpDef, values: dict[str, Any], entry: _Param, dynam
         op.source != "ge" and isinstance(value, (np.ndarray, np.generic, Tensor))
     ):
         return
-    kind = type(value).__name__
-    raise GeTypeError(
-        f"{op.type}: input '{entry.name}' must be a TensorHolder, got {kind} "
-        f"('{kind}' object has no attribute 'get_owner_builder')"
+    raise AttributeTypeError(
+        f"{no_attribute(value, 'get_owner_builder')} ({op.type}: input '{entry.name}' must "
+        f"be a TensorHolder, got {type(value).__name__})"
     )
 
 
@@ -276,10 +276,9 @@ def _input_ports(
         if value is None:
             return None
         if not accepts_like:
-            kind = type(value).__name__
-            raise GeTypeError(
-                f"{op.type}: input '{name}' must be a TensorHolder, got {kind} "
-                f"('{kind}' object has no attribute '_handle')"
+            raise AttributeTypeError(
+                f"{no_attribute(value, '_handle')} ({op.type}: input '{name}' must be a "
+                f"TensorHolder, got {type(value).__name__})"
             )
         check_tensor_like(value)
         if builder._built:  # GE-PY's convert_to_tensor_holder makes the constant first
@@ -306,9 +305,9 @@ def _input_ports(
             ports.append(port(value, entry.name, spec))
     for entry, got in zip(inputs, ports, strict=True):
         if got is None and not op.inputs[entry.index].optional:
-            raise GeValueError(
-                f"{op.type}: input '{entry.name}' is required, got None "
-                f"('NoneType' object has no attribute '_handle')"
+            raise AttributeValueError(
+                f"{no_attribute(None, '_handle')} ({op.type}: input '{entry.name}' is "
+                f"required, got None)"
             )
     return ports
 
@@ -321,22 +320,32 @@ def _check_subgraphs(op: OpDef, graphs: list[Any], counts: list[int], ports: lis
     (GE_ERRORS.md §3.5 step 7; a failure there is ``ValueError`` "Tensor handle cannot be
     None"): exactly one NetOutput, whose input count is the first dynamic output count
     (``While``'s ``cond`` is exempt), and Data ``index`` attrs that are unique and below the
-    first dynamic input count. Also GE-PY's ownership rule (step 4): a Graph already passed
-    as a subgraph cannot be passed again."""
+    first dynamic input count. Before those, for every subgraph, GE-PY's step 4: a value
+    that is not a Graph (Python's ``AttributeError`` there), or a Graph already passed as a
+    subgraph (it cannot be passed again)."""
     out_count = next((c for c, s in zip(counts, op.outputs, strict=True) if s.dynamic), None)
     in_count = next((len(p) for p, s in zip(ports, op.inputs, strict=True) if s.dynamic), None)
-    for spec, value in zip(op.subgraphs, graphs, strict=True):
-        for graph in value if isinstance(value, (list, tuple)) else [value]:
-            if not isinstance(graph, Graph):
-                continue  # add_op_node names the parameter and the type
-            _check_owner(graph)
-            exempt = op.type == "While" and spec.name == "cond"
-            problem = _subgraph_problem(graph, None if exempt else out_count, in_count)
-            if problem:
-                raise GeValueError(
-                    f"Tensor handle cannot be None: {op.type}: subgraph '{graph.name}' "
-                    f"({spec.name}) {problem}"
-                )
+    each = [
+        (spec, graph)
+        for spec, value in zip(op.subgraphs, graphs, strict=True)
+        for graph in (value if isinstance(value, (list, tuple)) else [value])
+    ]
+    for spec, graph in each:  # step 4, every subgraph before the C call's checks
+        if not isinstance(graph, Graph):
+            raise AttributeTypeError(
+                f"{no_attribute(graph, '_transfer_ownership_when_pass_as_subgraph')} "
+                f"({op.type}: subgraph '{spec.name}' must be a Graph, got "
+                f"{type(graph).__name__})"
+            )
+        _check_owner(graph)
+    for spec, graph in each:
+        exempt = op.type == "While" and spec.name == "cond"
+        problem = _subgraph_problem(graph, None if exempt else out_count, in_count)
+        if problem:
+            raise GeValueError(
+                f"Tensor handle cannot be None: {op.type}: subgraph '{graph.name}' "
+                f"({spec.name}) {problem}"
+            )
 
 
 def _check_owner(graph: Graph) -> None:

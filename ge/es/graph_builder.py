@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError, InferError
+from ge.es._errors import AttributeTypeError, no_attribute
 from ge.es._scopes import (
     attr_scope,
     control_dependency_scope,
@@ -211,6 +212,29 @@ def _check_scope_tensors(tensors: list[Any]) -> None:
             raise GeTypeError(
                 f"src_tensors must be a list of TensorHolder, got {_type_name(t)} at [{i}]"
             )
+
+
+_ENUM_ARGUMENTS: dict[str, tuple[type[Enum], str]] = {
+    "type_str": (InputType, "an InputType"),
+    "data_type": (DataType, "a DataType"),
+    "format": (Format, "a Format"),
+}
+
+
+def _check_enum_arguments(**values: object) -> None:
+    """``create_input``'s ``type_str``/``data_type``/``format``, in that order: GE-PY reads
+    ``.value`` of each (``None`` is the default here, ours), so a value without one is
+    Python's ``AttributeError`` there. Ours: a value with a ``.value`` that is still not the
+    enum (another enum's member) is a ``TypeError`` (GE-PY would pass its number on)."""
+    for what, value in values.items():
+        enum, kind = _ENUM_ARGUMENTS[what]
+        if value is None or isinstance(value, enum):
+            continue
+        expected = f"{what} must be {kind}, got {value!r}"
+        if not hasattr(value, "value"):
+            raise AttributeTypeError(f"{no_attribute(value, 'value')} ({expected})")
+        if what == "type_str":  # a data_type or format: TensorDesc refuses it in GE's words
+            raise GeTypeError(expected)
 
 
 class GraphBuilder:
@@ -433,11 +457,7 @@ class GraphBuilder:
         if name is not None and not isinstance(name, str):
             raise GeTypeError(f"name must be a str, got {_type_name(name)}")
         type_str = InputType.DATA if type_str is None else type_str
-        if not isinstance(type_str, InputType):
-            raise GeTypeError(
-                f"type_str must be an InputType, got {type_str!r} "
-                f"('{_type_name(type_str)}' object has no attribute 'value')"
-            )
+        _check_enum_arguments(type_str=type_str, data_type=data_type, format=format)
         if index < 0 or index in self._inputs:
             reason = "it is negative" if index < 0 else "this builder already has that input"
             raise GeError(f"Failed to create input: index {index}: {reason}")

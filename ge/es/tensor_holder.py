@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 from typing_extensions import Self
 
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeAttributeError, GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
@@ -63,6 +63,8 @@ def _operator(
             return _numpy_rules.binary(anchor, ufunc, numpy_op, a, b)
         if ge_type is None:
             return NotImplemented
+        if ge_type in _GE_VERBS:
+            return _ge_arithmetic(self, ge_type, other, reflected)
         if reflected:
             return self._op(ge_type, self._operand(other), self)
         return self._op(ge_type, self, other)
@@ -71,6 +73,47 @@ def _operator(
 
 
 _power = _operator("power", "Pow")
+
+# GE-PY's four arithmetic ops, by the GE op they build: the verb of their error texts
+_GE_VERBS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+
+
+def _ge_arithmetic(self: TensorHolder, op_type: str, other: Any, reflected: bool) -> TensorHolder:
+    """GE-PY's ``+ - * /`` on an ES holder, with GE's checks in GE's order (GE_ERRORS.md §3.3,
+    §13.1): convert ``other`` (its type, then the builder's state as the constant is made),
+    the builders' mismatch, then their state. ``1 + x`` and ``1 * x`` build ``Op(x, 1)`` as
+    GE does; ``1 - x`` and ``1 / x`` build ``Op(1, x)``. Ours: numpy arrays and scalars are
+    operands too, and a Python number takes ``self``'s dtype where its kind fits
+    (``ge.es.tensor_like``), not GE's int64 / float32 scalar."""
+    verb = _GE_VERBS[op_type]
+    operand = _ge_operand(self, other, verb)
+    if reflected and op_type in ("Sub", "Div"):
+        return self._op(op_type, operand, self)
+    return self._op(op_type, self, operand)
+
+
+def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
+    if other is None:  # GE converts None to None, then reads its ``_builder``
+        raise GeAttributeError(
+            f"'NoneType' object has no attribute '_builder' (the other operand of {verb} is None)"
+        )
+    if isinstance(other, TensorHolder):
+        mine, theirs = self._builder, other._builder
+        if mine is not theirs and not (mine._encloses(theirs) or theirs._encloses(mine)):
+            raise GeValueError(
+                f"Cannot perform {verb}: tensors from different GraphBuilders "
+                f"('{mine.name}' vs '{theirs.name}'); build each graph with one GraphBuilder"
+            )
+        theirs._check_live(verb)  # GE checks the other operand's builder first
+        mine._check_live(verb)
+        return other  # (one of a nested graph: ``_op`` builds there, capturing the outer one)
+    from ge.es.tensor_like import check_tensor_like, to_const  # noqa: PLC0415  (it imports us)
+
+    check_tensor_like(other)
+    self._builder._check_live(
+        "create scalar" if isinstance(other, (int, float)) else "create constant"
+    )
+    return to_const(self._builder, other, like=self.data_type)
 
 
 class TensorHolder:
@@ -81,7 +124,7 @@ class TensorHolder:
 
     def __init__(self) -> None:
         raise GeError(
-            "TensorHolder cannot be constructed directly; use GraphBuilder methods "
+            "TensorHolder objects should not be created directly; use GraphBuilder methods "
             "or ge.es op functions"
         )
 
@@ -108,27 +151,30 @@ class TensorHolder:
     def _desc(self) -> TensorDesc:
         return self._node._output_descs[self._port]
 
+    # GE's order (GE_ERRORS.md §3.3): the builder's state first, then the argument's type
     def set_data_type(self, data_type: DataType) -> Self:
+        self._builder._check_live("set data type")
         if not isinstance(data_type, DataType):
             raise GeTypeError(f"Data type must be a DataType enum, got {data_type!r}")
-        self._builder._check_live("set data type")
         self._desc().set_data_type(data_type)
         return self
 
     def set_format(self, format: Format) -> Self:
+        self._builder._check_live("set format")
         if not isinstance(format, Format):
             raise GeTypeError(f"Format must be a Format enum, got {format!r}")
-        self._builder._check_live("set format")
         self._desc().set_format(format)
         return self
 
     def set_shape(self, shape: list[int]) -> Self:
-        if not isinstance(shape, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) for d in shape
-        ):
-            raise GeTypeError("Shape must be a list of int")
+        """GE's checks: a list, of ints (a ``bool`` is an int, as in GE: ``True`` is 1)."""
         self._builder._check_live("set shape")
-        self._desc().set_shape(shape)
+        if not isinstance(shape, list):
+            raise GeTypeError(f"Shape must be a list of integers, got {type(shape).__name__}")
+        for d in shape:
+            if not isinstance(d, int):
+                raise GeTypeError(f"All shape dimensions must be integers, got {d!r}")
+        self._desc().set_shape([int(d) for d in shape])
         return self
 
     # --- ours: what the tensor looks like --------------------------------------------------------
@@ -158,6 +204,29 @@ class TensorHolder:
 
         return f"<TensorHolder {self._node.name}:{self._port} {format_desc(self._desc())}>"
 
+    def __str__(self) -> str:
+        """``print(x)`` of a traced value (inside ge.jit) says what it is and how to see its
+        values: ``Traced<f32[3]> (use ge.jit.debug_print to see values)``. An ES holder
+        prints as GE-PY's, which has no ``__str__`` (``<ge.es.tensor_holder.TensorHolder
+        object at 0x...>``); ``repr`` stays ours."""
+        if self._builder._trace_note is None:
+            return object.__repr__(self)
+        from ge.graph._printer import format_desc  # noqa: PLC0415
+
+        return f"Traced<{format_desc(self._desc())}> (use ge.jit.debug_print to see values)"
+
+    def __format__(self, spec: str) -> str:
+        """``f"{x}"`` is ``str(x)``; a format spec (``f"{x:.3f}"``) needs values: inside
+        ge.jit a ``GeTypeError`` naming ``ge.jit.debug_print``, else Python's ``TypeError``."""
+        if not spec:
+            return str(self)
+        if self._builder._trace_note is not None:
+            raise GeTypeError(
+                f"format spec {spec!r} of {self!s}: its values are only known when the "
+                f"compiled graph runs; use ge.jit.debug_print('{{x:{spec}}}', x=...)"
+            )
+        return object.__format__(self, spec)
+
     # --- building --------------------------------------------------------------------------------
     def _operand(self, value: Any) -> TensorHolder:
         if isinstance(value, TensorHolder):
@@ -166,10 +235,12 @@ class TensorHolder:
                 if captured is not None:
                     return captured
                 for builder in (value._builder, self._builder):
-                    builder._check_live("combine tensors")  # a leaked traced value says so
+                    if builder._trace_note is not None:
+                        builder._check_live("combine tensors")  # a leaked traced value says so
                 raise GeValueError(
-                    "Tensors from different builders cannot be combined; build "
-                    "each graph with one GraphBuilder"
+                    f"Cannot combine tensors from different GraphBuilders "
+                    f"('{self._builder.name}' vs '{value._builder.name}'); build each graph "
+                    f"with one GraphBuilder"
                 )
             return value
         from ge.es.tensor_like import to_const  # noqa: PLC0415  (tensor_like imports us)
@@ -440,7 +511,13 @@ class TensorHolder:
         return source._op("ArgMaxV2", source, source._ints([0 if axis is None else axis]))
 
     def __getitem__(self, key: Any) -> TensorHolder:
-        return _index(self, key if isinstance(key, tuple) else (key,))
+        """numpy's indexing. Inside ge.jit a basic key's result is recorded as a view of
+        this holder (``ge.es._inplace.note_view``), so writes into either reach the other."""
+        items = key if isinstance(key, tuple) else (key,)
+        result = _index(self, items)
+        if self._builder._numpy_semantics and _is_view_key(self, items):
+            _inplace.note_view(result, self, items)
+        return result
 
     def item(self, *args: Any) -> NoReturn:
         self._concrete("item()")
@@ -665,40 +742,44 @@ def _bitwise(self: TensorHolder, ufunc: str, a: Any, b: Any) -> TensorHolder:
     return _numpy_rules.binary(anchor, ufunc, _UFUNC_OPS[ufunc], a, b)  # the op of ge.ops
 
 
-def _is_array_index(item: Any) -> bool:
-    return isinstance(item, (TensorHolder, np.ndarray, list)) and not isinstance(item, bool)
-
-
-def _index_array(item: Any) -> np.ndarray:
-    """An integer index array (numpy's rule: integers only; bools are not masks here)."""
-    array = np.asarray(item)
-    if array.size and array.dtype.kind not in "iuO":
-        raise GeTypeError(f"an index array must hold integers, got {array.dtype}: {item!r}")
-    try:
-        return np.asarray(array, dtype=np.int64)  # an object array: Python ints, or not
-    except OverflowError:
-        raise GeValueError(f"an index array must hold int64 values, got {item!r}") from None
-    except (TypeError, ValueError):
-        raise GeTypeError(f"an index array must hold integers, got {item!r}") from None
-
-
 def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
-    arrays = [i for i, item in enumerate(key) if _is_array_index(item)]
-    if arrays:
-        axis = arrays[0]
-        rest_full = all(
-            isinstance(k, slice) and k == slice(None) for i, k in enumerate(key) if i != axis
-        )
-        if len(arrays) > 1 or not rest_full or any(k is Ellipsis for k in key):
-            raise GeTypeError(
-                "indexing with an array supports one array index with ':' on the other axes"
-            )
-        indices = x._operand(
-            _index_array(key[axis]) if not isinstance(key[axis], TensorHolder) else key[axis]
-        )
-        return x._op(  # numpy counts negative indices from the end
-            "GatherV2", x, indices, x._ints([axis]), attrs={"negative_index_support": True}
-        )
+    """``x[key]`` (a new holder; views are recorded by ``__getitem__``): a key numpy calls
+    advanced goes to ``ge.es._advanced_index.gather``, a basic one is one ``StridedSlice``."""
+    if _advanced_index.is_advanced(key):
+        return _advanced_index.gather(x, key)
+    return _basic_index(x, key)
+
+
+def _is_view_key(x: TensorHolder, key: tuple[Any, ...]) -> bool:
+    """Whether numpy's ``x[key]`` is a view of ``x``: a basic key, except one int per dim
+    (numpy's scalar, a copy). A traced index, even 0-d, is an array (numpy's 0-d integer
+    array index is advanced): its result is a copy."""
+    if _advanced_index.is_advanced(key):
+        return False
+    ints = all(isinstance(k, (int, np.integer)) for k in key)
+    return not (ints and len(key) == x.ndim)
+
+
+def _check_int_index(x: TensorHolder, key: tuple[Any, ...]) -> None:
+    """numpy's ``IndexError`` (a ``GeValueError``) for an int index out of range of its dim."""
+    dim = 0
+    for k, item in enumerate(key):
+        if item is Ellipsis:
+            dim = x.ndim - sum(i is not None and i is not Ellipsis for i in key[k + 1 :])
+            continue
+        if item is None:
+            continue
+        if isinstance(item, (int, np.integer)) and dim < x.ndim:
+            size = x.shape[dim]
+            if size >= 0 and not -size <= int(item) < size:
+                raise GeValueError(
+                    f"index {int(item)} is out of bounds for axis {dim} with size {size}"
+                )
+        dim += 1
+
+
+def _basic_index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
+    _check_int_index(x, key)
     begin, end, strides = [], [], []
     masks = dict.fromkeys(
         ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0
@@ -969,6 +1050,7 @@ _REDUCE_OPS = {
 
 # they build on TensorHolder, above
 from ge.es import (  # noqa: E402
+    _advanced_index,
     _inplace,
     _numpy_api,
     _numpy_rules,

@@ -127,7 +127,12 @@ def test_set_format_type_error(bad: Any) -> None:
     assert x.desc.get_format() == Format.FORMAT_ND
 
 
-@pytest.mark.parametrize("bad", [(1, 2), [1.0, 2], ["1"], 3, None, [True]])
+def test_set_shape_takes_bool_dims_as_ge_does() -> None:
+    x = GraphBuilder().create_input(0, shape=[5])
+    assert x.set_shape([True, 2]).shape == (1, 2)  # GE's isinstance(d, int) check
+
+
+@pytest.mark.parametrize("bad", [(1, 2), [1.0, 2], ["1"], 3, None])
 def test_set_shape_type_error(bad: Any) -> None:
     x = GraphBuilder().create_input(0, shape=[5])
     with pytest.raises(TypeError):
@@ -428,11 +433,17 @@ def test_slice_builds_strided_slice() -> None:
     [
         ([0, 1], [1, 2]),  # two array indexes
         (1, [0, 1]),  # array with an int elsewhere
-        (Ellipsis, [0, 1]),
-        "a",
-        1.5,
+        (Ellipsis, [0, -1]),
+        ([2, 0], None, slice(1, 3)),
+        (np.array([True, False, True]),),
     ],
+    ids=["two arrays", "int,array", "...,array", "array,None,slice", "mask"],
 )
+def test_mixed_advanced_indexes_match_numpy(key: Any) -> None:
+    check(lambda x: x[key], [rand((3, 4))])
+
+
+@pytest.mark.parametrize("key", ["a", 1.5, True])
 def test_unsupported_indexes_raise_type_error(key: Any) -> None:
     x = GraphBuilder().create_input(0, shape=[3, 4])
     with pytest.raises(TypeError):

@@ -238,7 +238,7 @@ BAD: list[tuple[str, Callable[..., Any], tuple[Any, ...], type[Exception], str]]
         _set(lambda i: (i, np.array([7])), 0.0),
         (X34, np.array([0])),
         GeValueError,
-        "index 7 is out of bounds for axis with size 4",
+        "index 7 is out of bounds for axis 1 with size 4",
     ),
     (
         "traced index oob",
@@ -326,19 +326,6 @@ def test_view_augmented_assignment_writes_once() -> None:
     assert types.count("SelectV2") + types.count("GatherV2") <= 2, types
 
 
-def records_views() -> bool:
-    """Whether TensorHolder's basic indexing records its results as views (``note_view``)."""
-    seen: list[bool] = []
-
-    def probe(x: Any) -> Any:
-        y = x[0:1]
-        seen.append(y in _inplace._VIEWS)
-        return y
-
-    ge.jit(probe)(np.zeros(2, np.float32))
-    return seen[0]
-
-
 def _plain_view_add(x: Any) -> Any:
     y = x[0:2]
     y += 1
@@ -346,11 +333,212 @@ def _plain_view_add(x: Any) -> Any:
     return x, y * 1
 
 
-@pytest.mark.xfail(
-    not records_views(),
-    reason="needs TensorHolder's basic indexing (tensor_holder._index) to call "
-    "_inplace.note_view(result, x, key) inside ge.jit",
-    strict=True,
-)
 def test_plain_slice_views_follow_numpy() -> None:
     _check(_plain_view_add, np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+def _views_chained(x: Any) -> Any:
+    y = x[1:]
+    z = y[0]  # an int index of a 2-d array: a view
+    z += 1
+    return x, y * 1, z * 1
+
+
+def _views_with_steps(x: Any) -> Any:
+    y = x[::2]
+    z = y[:, ::-2]
+    z[0] = 9
+    y[-1, 1:] -= 3
+    return x, z * 1
+
+
+def _int_index_row_view(x: Any) -> Any:
+    r = x[1]
+    r *= 2
+    return x
+
+
+def _ellipsis_column_view(x: Any) -> Any:
+    c = x[..., 0]
+    c[:] = 0
+    return x
+
+
+def _new_axis_view(x: Any) -> Any:
+    e = x[None]
+    e[0, 0] = 3
+    return x, e * 1
+
+
+def _base_write_seen_by_view(x: Any) -> Any:
+    y = x[0]
+    x += 1
+    x[0, 1] = -1
+    return y * 1
+
+
+def _scalar_is_a_copy(x: Any) -> Any:
+    s = x[1, 2]  # one int per dim: numpy's scalar, not a view
+    s += 1
+    return x, s
+
+
+def _fancy_read_is_a_copy(x: Any) -> Any:
+    y = x[[0, 2]]
+    y += 1
+    y[0, 0] = 5
+    z = x[x.shape[0] - 1, [1, 1]]
+    z[:] = 7
+    return x, y, z
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _views_chained,
+        _views_with_steps,
+        _int_index_row_view,
+        _ellipsis_column_view,
+        _new_axis_view,
+        _base_write_seen_by_view,
+        _scalar_is_a_copy,
+        _fancy_read_is_a_copy,
+    ],
+)
+def test_views_and_copies_follow_numpy(fn: Callable[..., Any]) -> None:
+    _check(fn, np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+# --- mixed advanced reads: every key numpy calls advanced, constant index arrays --------------
+I2 = np.array([1, 0])
+READS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("x[i,idx]", lambda x: x[1, I2]),
+    ("x[idx,1:3]", lambda x: x[I2, 1:3]),
+    ("x[idx1,idx2]", lambda x: x[I2, np.array([2, -1])]),
+    ("x[:,idx,None]", lambda x: x[:, I2, None]),
+    ("x[idx,None,idx]", lambda x: x[I2, None, I2]),
+    ("x[idx,:,i] separated", lambda x: x[I2, :, 1]),
+    ("x[i,:,idx] separated", lambda x: x[1, :, I2]),
+    ("x[:,i,idx] adjacent", lambda x: x[:, 1, I2]),
+    ("x[...,idx]", lambda x: x[..., [-1, 0, 0]]),
+    ("broadcast", lambda x: x[I2[:, None], :, np.array([0, 1, 3])[None, :]]),
+    ("2-d idx", lambda x: x[np.array([[0, 1], [1, 1]])]),
+    ("empty idx", lambda x: x[np.zeros(0, np.int64), 1]),
+    ("empty list", lambda x: x[:, []]),
+    ("list of lists", lambda x: x[[[0], [1]], [0, 2]]),
+    ("tuple item", lambda x: x[(0, 1), 1]),
+    ("mask", lambda x: x[np.array([True, False])]),
+    ("mask 2-d", lambda x: x[np.array([[True, False, True, True], [False, False, True, False]])]),
+    ("mask,None", lambda x: x[None, np.array([False, True]), ::2]),
+    ("idx,mask", lambda x: x[I2, np.array([True, False, False, True])]),
+    ("0-d idx", lambda x: x[np.array(1), 2]),
+    ("neg step,idx", lambda x: x[::-1, I2, 1:]),
+]
+
+
+@pytest.mark.parametrize("key", [r[1] for r in READS], ids=[r[0] for r in READS])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_advanced_reads_match_numpy(key: Callable[[Any], Any], dtype: Any) -> None:
+    _check(key, (X345[:2] * 10).astype(dtype))
+
+
+@pytest.mark.parametrize(
+    ("x", "key"),
+    [
+        (np.zeros((0, 3), np.float32), lambda x: x[:, [2, 0]]),
+        (np.zeros((3, 0), np.float32), lambda x: x[[2, -3]]),
+        (np.zeros((0,), np.float32), lambda x: x[[]]),
+        (np.zeros((2, 0, 3), np.float32), lambda x: x[[1], :, [0]]),
+        (X34.T, lambda x: x[[3, 1], 1:]),  # non-contiguous
+    ],
+    ids=["0-size dim0", "0-size dim1", "empty 1-d", "0-size middle", "transposed"],
+)
+def test_advanced_reads_odd_shapes(x: np.ndarray, key: Callable[[Any], Any]) -> None:
+    _check(key, x)
+
+
+TRACED_READS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("x[i,idx]", lambda x, i: x[1, i]),
+    ("x[idx,1:3]", lambda x, i: x[i, 1:3]),
+    ("x[idx,idx2]", lambda x, i: x[i, I2[:, None]]),
+    ("x[:,idx,None]", lambda x, i: x[:, i, None]),
+    ("x[idx,:,i]", lambda x, i: x[i, :, -1]),
+    ("x[...,idx]", lambda x, i: x[..., i]),
+]
+
+
+@pytest.mark.parametrize("key", [r[1] for r in TRACED_READS], ids=[r[0] for r in TRACED_READS])
+def test_traced_advanced_reads_match_numpy(key: Callable[[Any, Any], Any]) -> None:
+    _check(key, X345[:2], np.array([1, -2]))
+
+
+def test_single_array_key_is_one_gather() -> None:
+    types = [n.type for n in ge.jit(lambda x: x[I2, 1:3]).lower(X34).graph.get_direct_nodes()]
+    assert types.count("GatherV2") == 1 and "GatherNd" not in types, types
+
+
+READ_ERRORS: list[tuple[str, Callable[[Any], Any], type[Exception], str]] = [
+    (
+        "oob",
+        lambda x: x[:, [0, 4]],
+        GeValueError,
+        "index 4 is out of bounds for axis 1 with size 4",
+    ),
+    (
+        "oob neg",
+        lambda x: x[[-4], 0],
+        GeValueError,
+        "index -4 is out of bounds for axis 0 with size 3",
+    ),
+    (
+        "oob int",
+        lambda x: x[[0], 9],
+        GeValueError,
+        "index 9 is out of bounds for axis 1 with size 4",
+    ),
+    ("oob basic", lambda x: x[3], GeValueError, "index 3 is out of bounds for axis 0 with size 3"),
+    (
+        "oob ...",
+        lambda x: x[..., -5],
+        GeValueError,
+        "index -5 is out of bounds for axis 1 with size 4",
+    ),
+    ("float", lambda x: x[[0.5]], GeTypeError, "must be of integer \\(or boolean\\) type"),
+    ("shapes", lambda x: x[[0, 1], [0, 1, 2]], GeValueError, "could not be broadcast together"),
+    ("too many", lambda x: x[[0], 0, 0], GeValueError, "too many indices"),
+    (
+        "mask shape",
+        lambda x: x[np.array([True, False])],
+        GeValueError,
+        "boolean index did not match",
+    ),
+    ("traced mask", lambda x: x[x > 0], GeValueError, "np.where\\(mask, x, fill\\)"),
+    ("bool scalar", lambda x: x[True], GeTypeError, "boolean scalar"),
+    ("two ...", lambda x: x[..., [0], ...], GeValueError, "single ellipsis"),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "error", "message"), [r[1:] for r in READ_ERRORS], ids=[r[0] for r in READ_ERRORS]
+)
+def test_advanced_read_errors(
+    key: Callable[[Any], Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        ge.jit(key)(X34)
+
+
+def test_traced_index_out_of_range_is_refused_when_run() -> None:
+    with pytest.raises(GeError, match="holds 3 at"):
+        ge.jit(lambda x, i: x[i, 1:])(X34, np.array([0, 3]))
+
+
+def test_traced_0d_index_reads_a_copy() -> None:
+    def fn(x: Any, i: Any) -> Any:
+        r = x[i]  # numpy: a 0-d integer array index is advanced, a copy
+        r += 1
+        s = x[1]  # a static int: a view
+        s[0] = -1
+        return x, r
+
+    _check(fn, np.arange(12, dtype=np.float32).reshape(3, 4), np.array(-2))

@@ -22,7 +22,7 @@ import numpy as np
 
 from ge.compiler.memory_plan import plan_offsets
 from ge.error import GeError, GeValueError, GraphError
-from ge.graph._dtypes import numpy_dtype
+from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
@@ -32,10 +32,18 @@ from ge.ops._rules import too_big
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
 from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
-from ge.ops.registry import get_op
+from ge.ops.registry import find_op, get_op
 from ge.ops.schema import ExecContext, OpDef
 from ge.options import Options, current_options
-from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelTask, Plan, host_task
+from ge.runtime.plan import (
+    BufferKind,
+    BufferSpec,
+    HostTask,
+    KernelTask,
+    Plan,
+    host_task,
+    set_reference_maker,
+)
 
 __all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
 
@@ -104,35 +112,78 @@ def _reference_inputs(
     ctx: LowerContext, groups: list[list[int]], views: Sequence[np.ndarray]
 ) -> list[Any]:
     """The reference's inputs per IR input from ``views`` of the connected input buffers."""
-    by_port: dict[int, np.ndarray] = {}
-    it = iter(views)
+    return _grouped(ctx.op, _view_groups(ctx, groups), views)
+
+
+def _view_groups(ctx: LowerContext, groups: list[list[int]]) -> list[list[int]]:
+    """Per IR input, the position among the connected inputs of each of its ports (-1: an
+    unconnected optional input)."""
+    position: dict[int, int] = {}
     for port, buf in enumerate(ctx.inputs):
         if buf is not None:
-            by_port[port] = next(it)
+            position[port] = len(position)
+    return [[position.get(p, -1) for p in ports] for ports in groups]
+
+
+def _grouped(op: OpDef, groups: Sequence[Sequence[int]], views: Sequence[Any]) -> list[Any]:
     inputs: list[Any] = []
-    for spec, ports in zip(ctx.op.inputs, groups, strict=True):
-        values = [by_port.get(p) for p in ports]
+    for spec, positions in zip(op.inputs, groups, strict=True):
+        values = [views[p] if p >= 0 else None for p in positions]
         inputs.append(values if spec.dynamic else values[0])
     return inputs
 
 
 def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask:
+    """The ``reference`` host task of ``ctx``'s node: data (op type, attributes, buffers),
+    with the node's output descs as a hint and, for control flow, its subgraphs and their
+    runner (live: such a task runs only in this process)."""
     op, node = ctx.op, ctx.node
-    groups = input_groups(op, node)
     present = [b for b in ctx.inputs if b is not None]
     subgraphs = _subgraphs_of(node)
-    descs = list(node.output_descs)
+    return host_task(
+        node.name,
+        "reference",
+        present + ctx.outputs,
+        op_type=op.type,
+        node=node.name,
+        attrs=ctx.attrs,
+        inputs=_view_groups(ctx, input_groups(op, node)),
+        outputs=len(ctx.outputs),
+        descs=list(node.output_descs),
+        subgraphs=(subgraphs, run_subgraph) if subgraphs else None,
+    )
+
+
+def _make_reference(params: dict[str, Any]) -> Callable[[list[np.ndarray]], None]:
+    """The function of a ``reference`` host task (``ge.runtime.plan.HOST_OPS``): the op's
+    numpy reference on the task's views. A task without descs (read from a model file) gets
+    descs made from its output views, and may only name ge's own ops: a model runs no user
+    Python, so a custom op's reference is refused."""
+    op_type = params["op_type"]
+    op = find_op(op_type)
+    descs = params["descs"]
+    if op is None or op.reference is None:
+        raise GeError(f"host op reference: no op {op_type!r} with a numpy reference is known")
+    if descs is None and op.source != "ge":
+        raise GeError(f"host op reference: {op_type} is not one of ge's ops ({op.source})")
+    groups, n_out, attrs = params["inputs"], int(params["outputs"]), dict(params["attrs"])
+    node = str(params["node"])
+    if len(groups) != len(op.inputs) or any(not g for g in groups):
+        raise GeError(f"host op reference: {op_type} takes {len(op.inputs)} inputs")
+    graphs, runner = params["subgraphs"] or ([], None)
 
     def run(views: list[np.ndarray]) -> None:
-        inputs = _reference_inputs(ctx, groups, views[: len(present)])
+        present, outs = views[: len(views) - n_out], views[len(views) - n_out :]
+        inputs = _grouped(op, groups, present)
+        out_descs = descs if descs is not None else [_desc_of(v) for v in outs]
         exec_ctx = ExecContext(
-            op, inputs, ctx.attrs, outputs=descs, subgraphs=subgraphs, run_subgraph=run_subgraph
+            op, inputs, attrs, outputs=out_descs, subgraphs=graphs, run_subgraph=runner
         )
-        results = run_reference(op, exec_ctx, node.name)
+        results = run_reference(op, exec_ctx, node)
         flat: list[Any] = []
         for spec, result in zip(op.outputs, results, strict=True):
             flat += list(result) if spec.dynamic else [result]
-        for out, result in zip(views[len(present) :], flat, strict=True):
+        for out, result in zip(outs, flat, strict=True):
             value = np.asarray(result)
             if value.shape != out.shape:
                 raise GeError(
@@ -141,7 +192,14 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
                 )
             out[...] = value
 
-    return HostTask(node.name, run, present + ctx.outputs)
+    return run
+
+
+def _desc_of(array: np.ndarray) -> TensorDesc:
+    return TensorDesc(list(array.shape), data_type=data_type_from_numpy(array.dtype))
+
+
+set_reference_maker(_make_reference)
 
 
 # what a reference raises for bad input values (an index out of range, say)

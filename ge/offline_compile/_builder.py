@@ -9,6 +9,7 @@ from ge.compiler.executable import CompiledGraph
 from ge.error import GeError, GeValueError
 from ge.graph import Graph
 from ge.ops.infer import _subgraphs_of, graph_outputs
+from ge.ops.registry import find_op
 from ge.options import Options, current_options, using_options
 from ge.runtime.om import (
     MAX_DEPTH,
@@ -145,7 +146,8 @@ def _control_flow(
     def translate(task: HostTask, subplans: list[PlanData]) -> HostTaskData | None:
         node = compiled.graph.find_node_by_name(task.name)
         if node is None or node.type not in _CONTROL:
-            return None
+            _check_ours(task)
+            return None  # written as it is: the op type, its attributes and buffers
         op, offset = _CONTROL[node.type]
         n_out = node.get_outputs_size()
         n_in = len(task.buffers) - n_out
@@ -183,6 +185,19 @@ def _control_flow(
         return HostTaskData(task.name, op, tuple(task.buffers), params)
 
     return translate
+
+
+def _check_ours(task: HostTask) -> None:
+    """A reference task a model may hold runs one of ge's own ops: a custom op's reference
+    is the user's Python (its ``execute``), which a model never runs."""
+    op_type = str(task.params["op_type"])
+    op = find_op(op_type)
+    if op is None or op.source != "ge":
+        raise GeError(
+            f"node {task.name} runs Python on the host (custom op {op_type}'s execute); an "
+            f"offline model holds kernels, copies, matmuls, control flow over them and ge's "
+            f"own ops' references only"
+        )
 
 
 def _check_types(

@@ -351,11 +351,55 @@ def _param(value: Any, kind: str, where: str, n_buffers: int, n_subplans: int) -
             _int(v, where, 0, n_buffers)
     elif kind == "plan":
         _index(value, n_subplans, where)
-    else:  # "plans"
+    elif kind == "plans":
         if not _list(value, where):
             raise ModelFormatError(f"{where} lists no sub-plan")
         for v in value:
             _index(v, n_subplans, where)
+    else:
+        _OTHER_PARAMS[kind](value, where, n_buffers)
+
+
+def _str_param(value: Any, where: str, n_buffers: int) -> None:
+    _str(value, where)
+
+
+def _attrs_param(value: Any, where: str, n_buffers: int) -> None:
+    """An op's attributes: JSON's numbers, strings, booleans, nulls and lists of them."""
+    for name, item in _mapping(value, where).items():
+        _json_value(item, f"{where}.{name}", 0)
+
+
+def _json_value(value: Any, where: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise ModelFormatError(f"{where} nests lists deeper than {MAX_DEPTH}")
+    if isinstance(value, list):
+        for item in value:
+            _json_value(item, where, depth + 1)
+    elif isinstance(value, dict):
+        raise ModelFormatError(f"{where} must be a number, string, boolean or list, not an object")
+
+
+def _groups_param(value: Any, where: str, n_buffers: int) -> None:
+    """Lists of buffer positions (-1: none)."""
+    for group in _list(value, where):
+        for v in _list(group, where):
+            _int(v, where, -1, n_buffers - 1)
+
+
+def _absent_param(value: Any, where: str, n_buffers: int) -> None:
+    """What only a plan of the process that made it holds: a file holds null."""
+    if value is not None:
+        raise ModelFormatError(f"{where} must be null in a model file, got {value!r}")
+
+
+_OTHER_PARAMS = {
+    "str": _str_param,
+    "attrs": _attrs_param,
+    "groups": _groups_param,
+    "hint": _absent_param,
+    "live": _absent_param,
+}
 
 
 def _io_specs(plan: PlanData, which: tuple[int, ...]) -> list[tuple[tuple[int, ...], str]]:
@@ -441,6 +485,24 @@ def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool) ->
     return (*tuple(np.broadcast_shapes(a[:-2], b[:-2])), a[-2], b[-1])
 
 
+def _check_reference(
+    params: Mapping[str, Any], specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """[inputs..., outputs...]: ``outputs`` outputs, at least one, after the inputs, each
+    input read through ``inputs`` exactly once. (That the op exists, takes these inputs and
+    writes these shapes is checked when the plan is bound, at load, and when it runs.)"""
+    count = params["outputs"]
+    n_in = len(specs) - count
+    if not 0 < count <= len(specs):
+        raise ModelFormatError(f"{where}: reference writes {count} of {len(specs)} buffers")
+    read = sorted(p for group in params["inputs"] for p in group if p >= 0)
+    if read != list(range(n_in)):
+        raise ModelFormatError(
+            f"{where}: reference's inputs {params['inputs']} do not read each of its "
+            f"{n_in} input buffers once"
+        )
+
+
 # each host op's check that its buffers (and sub-plans) fit it, so running it cannot fail on
 # types or shapes: every HOST_OPS entry has one
 _HOST_CHECKS = {
@@ -448,6 +510,7 @@ _HOST_CHECKS = {
     "matmul": _check_matmul,
     "branch": _check_branch,
     "while": _check_while,
+    "reference": _check_reference,
 }
 
 

@@ -35,8 +35,10 @@ def plan_data(
     constants to ``model``, each binary once. Weights are named ``<graph>/<Const node>``, and
     also ``<Const node>`` while every graph's constant of that name holds the same dtype, shape
     and bytes: those graphs of a bundle share one weight, which ``set_weights`` updates for all
-    of them. A host task that is not data (an op's Python reference) goes through
-    ``translate``; one it cannot make data raises ``GeError`` naming the node."""
+    of them. An op's ``reference`` host task goes through ``translate`` (which makes control
+    flow ``branch``/``while`` tasks over sub-plans), else is written as it is: its op type,
+    attributes and buffers; a Python task, or a reference ``_host_data`` cannot write, raises
+    ``GeError`` naming the node."""
     kernels, weights = model.kernels, model.weights
     index = {data: k for k, data in enumerate(kernels)}  # a binary is stored once
     tasks: list[KernelTaskData | HostTaskData] = []
@@ -61,14 +63,13 @@ def plan_data(
                 )
             )
         elif isinstance(task, HostTask) and task.op in HOST_OPS:
-            tasks.append(HostTaskData(task.name, task.op, tuple(task.buffers), dict(task.params)))
-        elif (made := translate(task, subplans) if translate is not None else None) is not None:
-            tasks.append(made)
+            made = translate(task, subplans) if translate and task.op == "reference" else None
+            tasks.append(made if made is not None else _host_data(task))
         else:
             raise GeError(
-                f"node {task.name} runs Python on the host (an op without a kernel, or a custom "
-                f"op's execute); an offline model holds kernels, copies, matmuls and control "
-                f"flow over them only"
+                f"node {task.name} runs Python on the host (a custom op's execute); an "
+                f"offline model holds kernels, copies, matmuls, control flow over them and "
+                f"ge's own ops' references only"
             )
     consts: dict[int, int] = {}
     read = set().union(*(buffers_of(task) for task in plan.tasks))
@@ -106,6 +107,47 @@ def plan_data(
         dict(plan.views),
         int(plan.arena_size),
         tuple(subplans),
+    )
+
+
+def _host_data(task: HostTask) -> HostTaskData:
+    """A data host task as a file holds it: ``hint`` parameters dropped, ``attrs`` as JSON
+    values; ``GeError`` naming the node for a ``live`` parameter or an attribute JSON cannot
+    hold."""
+    kinds = HOST_OPS[task.op].params
+    params: dict[str, Any] = {}
+    for key, value in task.params.items():
+        kind = kinds[key]
+        if kind == "live" and value is not None:
+            raise GeError(
+                f"node {task.name} ({task.op}) runs over objects of this process ({key}: "
+                f"subgraphs and their runner); an offline model cannot hold it"
+            )
+        if kind in ("hint", "live"):
+            params[key] = None
+        elif kind == "attrs":
+            where = f"node {task.name}: attribute"
+            params[key] = {n: _json_value(v, f"{where} {n!r}") for n, v in value.items()}
+        else:
+            params[key] = value
+    return HostTaskData(task.name, task.op, tuple(task.buffers), params)
+
+
+_JSON_SCALARS = (bool, int, float, str, type(None))
+
+
+def _json_value(value: Any, where: str) -> Any:
+    """``value`` as JSON holds it (tuples become lists, numpy scalars Python ones), or
+    ``GeError``: only values that read back equal are written."""
+    if isinstance(value, np.generic) and not isinstance(value, (np.datetime64, np.timedelta64)):
+        value = value.item()
+    if type(value) in _JSON_SCALARS:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v, where) for v in value]
+    raise GeError(
+        f"{where} is a {type(value).__name__}; an offline model holds attributes that are "
+        f"numbers, strings, booleans or lists of them"
     )
 
 

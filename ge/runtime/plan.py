@@ -10,9 +10,11 @@ functions ``HOST_OPS`` makes from their parameters, sub-plans to runners of thei
 ``ge.jit`` and loaded models all run plans through that one ``bind()`` (and the executor in
 ``ge.runtime.executor``); ``ge.runtime.om`` writes the same data to files.
 
-One kind of task is not data: a Python host task (``op == PYTHON_TASK``), the closure lowering
-makes for an op with no kernel (its numpy reference) or a custom op's ``execute``. It runs only
-in the process that made it, and a model file refuses it.
+An op with no kernel is a ``reference`` host task: its op type, attributes and buffers, bound
+to the op's numpy reference through ge's op library (imported only by plans holding one).
+One kind of task is not data: a Python host task (``op == PYTHON_TASK``), a closure such as a
+custom op's eager ``execute``. It runs only in the process that made it, and a model file
+refuses it.
 
 Buffers are graph inputs, graph outputs, constants (device memory owned by the plan) or
 intermediates (offsets into one arena sized by the memory plan). Per run, only addresses change.
@@ -60,6 +62,7 @@ __all__ = [
     "load_binary",
     "register_binary",
     "resolve_kernel",
+    "set_reference_maker",
 ]
 
 
@@ -327,12 +330,42 @@ def _loop(params: dict[str, Any]) -> HostFn:
 
 @dataclass(frozen=True)
 class HostOp:
-    """A host task that is data: its parameters by kind (``bool``, ``int``, ``plan``: a
-    sub-plan's index in ``Plan.subplans``, ``plans``: a list of them, ``ints``) and the maker
-    of its function from them (sub-plans given as ``SubRun``s)."""
+    """A host task that is data: its parameters by kind and the maker of its function from
+    them (sub-plans given as ``SubRun``s). Kinds: ``bool``, ``int``, ``ints``, ``str``,
+    ``plan`` (a sub-plan's index in ``Plan.subplans``), ``plans`` (a list of them), ``attrs``
+    (an op's attributes: a mapping of names to values), ``groups`` (lists of buffer positions,
+    -1 for none), and two that only a plan made in this process holds: ``live`` (objects of
+    this process; a plan holding one cannot be written to a file) and ``hint`` (the same, but
+    optional: dropped, as ``None``, when the plan is written)."""
 
     params: dict[str, str]
     make: Callable[[dict[str, Any]], HostFn]
+
+
+# The maker of ``reference`` tasks (an op without a kernel, run by its numpy reference on the
+# host). It needs ge's op library, which the runtime does not import: the module named here
+# registers it (``set_reference_maker``) when imported, and binding a plan that holds such a
+# task imports it if no maker is registered yet. Plans (and models) without one never do.
+REFERENCE_PROVIDER = "ge.compiler.lower"
+_reference_maker: list[Callable[[dict[str, Any]], HostFn]] = []
+
+
+def set_reference_maker(make: Callable[[dict[str, Any]], HostFn]) -> None:
+    """Register the function that makes ``reference`` tasks' functions from their params."""
+    _reference_maker[:] = [make]
+
+
+def _reference(params: dict[str, Any]) -> HostFn:
+    """``reference``: ``views`` are the op's connected inputs then its ``outputs`` outputs;
+    ``inputs`` lists, per IR input of op type ``op_type``, the view of each of its ports (-1:
+    an unconnected optional input), and ``attrs`` are its attributes (``node``: the node, for
+    messages). ``descs`` (a hint) are the node's output descs, ``subgraphs`` (live) a
+    control-flow op's graphs and their runner."""
+    if not _reference_maker:
+        import importlib  # noqa: PLC0415
+
+        importlib.import_module(REFERENCE_PROVIDER)
+    return _reference_maker[0](params)
 
 
 HOST_OPS: dict[str, HostOp] = {
@@ -342,6 +375,18 @@ HOST_OPS: dict[str, HostOp] = {
         {"case": "bool", "inputs": "int", "branches": "plans", "branch_inputs": "ints"}, _branch
     ),
     "while": HostOp({"inputs": "int", "cond": "plan", "body": "plan"}, _loop),
+    "reference": HostOp(
+        {
+            "op_type": "str",
+            "node": "str",
+            "attrs": "attrs",
+            "inputs": "groups",
+            "outputs": "int",
+            "descs": "hint",
+            "subgraphs": "live",
+        },
+        _reference,
+    ),
 }
 
 

@@ -110,6 +110,29 @@ def test_infer_shape_with_the_same_shapes_changes_nothing() -> None:
     assert descs(g) == before
 
 
+@pytest.mark.parametrize(
+    ("x_shape", "v_shape", "squeezed"),
+    [([-2], [-2], [-2]), ([-1, 1], [-1], [-2]), ([4, 1], [], [4])],
+)
+def test_infer_shape_takes_unknown_shapes(
+    x_shape: list[int], v_shape: list[int], squeezed: list[int]
+) -> None:
+    """GE infers any graph; shapes it cannot decide stay unknown (issue #17): a Squeeze of all
+    size-1 dims of unknown dims has an unknown rank, a Fill by a value that may be a scalar
+    and a BroadcastTo of an unknown-rank x take their target shape."""
+    b = GraphBuilder("unknown")
+    x = b.create_input(0, shape=[4, 1])
+    v = b.create_input(1, shape=[])
+    dims = b.create_const_int64([2, 3])
+    sq = ge.es.Squeeze(x)
+    fill = ge.es.Fill(dims, v)
+    bcast = ge.es.BroadcastTo(v, dims)
+    g = b.build_and_reset([sq, fill, bcast])
+    GeUtils.infer_shape(g, [x_shape, v_shape])
+    assert out_shape(g, sq.name) == squeezed
+    assert out_shape(g, fill.name) == out_shape(g, bcast.name) == [2, 3]
+
+
 def if_graph(const_len: int | None = None) -> tuple[Graph, str]:
     def branch(name: str, fn: Any) -> Graph:
         bb = GraphBuilder(name)

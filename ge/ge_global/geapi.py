@@ -9,9 +9,9 @@ not run again); if that fails, its error propagates and ge stays uninitialised.
 
 Checks, in GE-PY's order and texts (GE_ERRORS.md §5, §13.1): ``config`` not a dict
 (``TypeError`` ``"Ge init config must be a dictionary"``) → a key or value not a ``str``
-(``AttributeError`` ``"'<type>' object has no attribute 'encode'"``, also a ``TypeError``) →
-``config == {}`` (``TypeError`` ``"Ge init config must not be empty"``) → what GE's
-``GEInitialize`` refuses: a known option with a value outside its documented set is
+(``AttributeError`` ``"'<type>' object has no attribute 'encode'"``: a ``GeAttributeError``,
+also a ``TypeError``) → ``config == {}`` (``TypeError`` ``"Ge init config must not be empty"``)
+→ what GE's ``GEInitialize`` refuses: a known option with a value outside its documented set is
 ``"GEInitialize failed; option '<key>' must be ..."`` (a ``GeError``, and a ``ValueError``).
 """
 

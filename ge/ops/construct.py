@@ -312,7 +312,7 @@ def _checked_fixed_inputs(
     if len(inputs) != len(layout.optional):
         return None
     descs: list[TensorDesc] = []
-    for src, optional in zip(inputs, layout.optional, strict=True):
+    for src, optional in zip(inputs, layout.optional, strict=False):  # lengths equal
         if src is None:
             if not optional:
                 return None
@@ -343,8 +343,11 @@ def _complete(
 ) -> None:
     """Attributes, edges from the checked ``inputs`` and inferred outputs of a new node of a
     fixed-layout op; on any failure the node is removed again."""
+    node._source = source
+    node._op = op
     try:
-        _annotate(node, op, attrs, source)
+        if attrs or op.attrs:
+            _set_attrs(op, node, attrs or {})
         for port, src in enumerate(inputs):
             if src is not None:
                 src[0]._out_edges[src[1]].append((node, port))

@@ -256,3 +256,33 @@ def test_an_output_asked_for_in_another_layout_is_a_view_of_its_own(op_type: str
             kept[0].addr  # noqa: B018
     finally:
         GeApi.ge_finalize()
+
+
+def test_edits_to_any_lent_view_are_undone_for_the_next_run(op_type: str) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def body(ctx: Any, x: Tensor, out: Tensor) -> None:
+        seen.append(
+            (
+                x.origin_shape.dims,
+                x.origin_format,
+                x.storage_format,
+                x.expand_dims_type.full_size,
+                out.storage_shape.dims,
+                out.format.expand_dims_type.is_expand_index(1),
+            )
+        )
+        x.shape.origin_shape.append_dim(7)
+        x.format.set_origin_format(Format.FORMAT_NCHW)
+        x.format.set_storage_format(Format.FORMAT_NHWC)
+        x.format.set_expand_dims_type(ExpandDimsType("1010"))
+        out.storage_shape.set_dim(0, 99)
+        out.expand_dims_type.set_expand_index(1)
+
+    session = _unary_execute(op_type, body)
+    try:
+        for seed in range(3):
+            _run_checked(session, seed)
+        assert seen == [([4], Format.FORMAT_ND, Format.FORMAT_ND, 0, [4], False)] * 3
+    finally:
+        GeApi.ge_finalize()

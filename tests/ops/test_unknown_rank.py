@@ -4,7 +4,8 @@ GE builds any graph and leaves what it cannot decide unknown (GE_ERRORS.md §13.
 inference must not refuse more. For each built-in op of the registry, the op's table record
 (``_cases.RECORDS``, whose variants give valid attributes) builds every variant three ways:
 its Data inputs declared ``[-2]`` (or all ``-1``); every input so, Const ones turned into Data
-inputs (their values hidden from inference); and each Data input alone so, the others known.
+inputs (their values hidden from inference); and each input alone so, the others at their
+real shapes (with the Const inputs kept, and again turned into Data inputs).
 The graph-boundary and control-flow ops, which have no record, are built by hand here.
 
 Each build must raise nothing, and each output desc must admit what the fully known build
@@ -111,11 +112,13 @@ def test_op_builds_on_unknown_inputs(op_type: str, variant: Variant, mode: str, 
         return build(op_type, inputs, *args, declare=declare)
 
     known = make(variant.inputs)
-    if hide == "each":
-        for k in range(len(known.feeds)):
-            _assert_admits(make(variant.inputs, _only(k, DECLARE[mode])).node, known.node)
+    as_data = tuple(_as_data(a) for a in variant.inputs)
+    if hide == "each":  # Consts kept, then Consts made Data inputs (values unknown)
+        for inputs in (variant.inputs, as_data):
+            for k in range(len(make(inputs).feeds)):
+                _assert_admits(make(inputs, _only(k, DECLARE[mode])).node, known.node)
         return
-    inputs = tuple(_as_data(a) for a in variant.inputs) if hide == "consts" else variant.inputs
+    inputs = as_data if hide == "consts" else variant.inputs
     hidden = make(inputs, DECLARE[mode])
     _assert_admits(hidden.node, known.node)
     if hide == "consts":

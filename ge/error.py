@@ -26,6 +26,7 @@ __all__ = [
     "GeValueError",
     "GraphError",
     "InferError",
+    "NotSupportedError",
     "PassError",
     "RegistryError",
 ]
@@ -91,3 +92,10 @@ class PassError(GeError):
 
 class RegistryError(GeValueError):
     """An op definition conflicts with one already registered, or is malformed (``ValueError``)."""
+
+
+class NotSupportedError(GeTypeError):
+    """``ge.jit`` has no rule for a numpy function, ufunc, method or operator on traced values
+    (``ge.jit.NotSupportedError`` is this class): ``ge.jit does not support numpy.<name>
+    (...); supported: see `ge.jit.numpy_support()```. A ``TypeError``, as numpy's own "no
+    implementation found" is."""

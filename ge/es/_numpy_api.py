@@ -51,6 +51,7 @@ from ge.es._numpy_common import (
     _isnan,
     _known,
     _reshape,
+    refused,
     rule_registrar,
 )
 from ge.es.tensor_holder import TensorHolder
@@ -385,7 +386,7 @@ def _data_dependent(name: str, hint: str) -> Rule:
             f"compiled graph cannot have; {hint}"
         )
 
-    return rule
+    return refused(rule, f"output size depends on the values; {hint}")
 
 
 for _name, _hint in (

@@ -4,7 +4,9 @@ reshape/transpose/slice/gather of a holder).
 
 ``rule_registrar(table)`` gives a ``register(*names)`` decorator: the rule goes into
 ``table`` under those names, wrapped so that a keyword numpy takes but the rule does not
-(``out=``, ``where=``, ``casting=``, ...) raises ``GeTypeError`` naming it.
+(``out=``, ``where=``, ``casting=``, ...) raises ``GeTypeError`` naming it, and fills the
+wrapper's ``support`` attribute with a ``RuleInfo`` (what ``ge.es.numpy_rules`` reports, so
+``ge.jit.numpy_support()`` reads no private names).
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ge.error import GeTypeError, GeValueError
-from ge.es.tensor_holder import TensorHolder, _index, innermost
+from ge.es.tensor_holder import TensorHolder, innermost
 
-__all__ = ["FUNCTIONS", "Rule", "rule_registrar"]
+__all__ = ["FUNCTIONS", "Rule", "RuleInfo", "keywords_of", "rule_registrar"]
 
 # _numpy_api's table: the rules of _numpy_api, _numpy_shape, _numpy_linalg and _numpy_stats
 # (tensor_holder merges it as the _numpy_api family)
@@ -27,6 +30,40 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 Rule = Callable[..., Any]
 F = TypeVar("F", bound=Rule)
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """What one numpy rule covers (``ge.es.numpy_rules.RuleInfo``).
+
+    ``status``: ``"supported"``, or ``"refused"`` for a rule that always raises, saying
+    ``why``; ``keywords``: the keyword arguments the rule takes (those numpy takes and the
+    rule does not raise ``GeTypeError``), ``None`` where the rule checks its own."""
+
+    status: str = "supported"
+    keywords: frozenset[str] | None = None
+    why: str = ""
+
+
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def keywords_of(rule: Rule) -> frozenset[str] | None:
+    """The keywords ``rule(anchor, ...)`` takes (its first parameter is the anchor); ``None``
+    if it takes ``**kwargs`` or has no signature."""
+    try:
+        parameters = list(inspect.signature(rule).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind in _KEYWORD_KINDS)
+
+
+def refused(rule: F, why: str) -> F:
+    """Mark ``rule`` (one that always raises) as refused, saying ``why``."""
+    rule.support = RuleInfo("refused", None, why)  # type: ignore[attr-defined]
+    return rule
 
 
 def rule_registrar(table: dict[str, Rule]) -> Callable[..., Callable[[F], F]]:
@@ -58,12 +95,21 @@ def _checked_into(table: dict[str, Rule], names: tuple[str, ...], rule: F) -> F:
             raise GeTypeError(f"np.{label} of a traced value: {error}") from None
         return rule(anchor, *args, **kwargs)
 
+    checked.support = RuleInfo("supported", keywords_of(rule))  # type: ignore[attr-defined]
     for name in names:
         table[name] = checked
     return rule
 
 
 # --- helpers -------------------------------------------------------------------------------------
+def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
+    """``x[key]`` (tensor_holder's indexing, looked up at call time: the families are imported
+    while tensor_holder is, before or after its indexing helpers)."""
+    from ge.es import tensor_holder  # noqa: PLC0415
+
+    return tensor_holder._index(x, key)
+
+
 def _h(anchor: TensorHolder, value: Any) -> TensorHolder:
     """``value`` as a holder of ``anchor``'s graph (numpy's dtype for a Python scalar/list)."""
     if isinstance(value, TensorHolder):

@@ -56,13 +56,14 @@ from ge.es._numpy_common import (
     _axis,
     _concatenate,
     _h,
+    _index,
     _isnan,
     _known,
     _reshape,
     _transpose,
     rule_registrar,
 )
-from ge.es.tensor_holder import TensorHolder, _index
+from ge.es.tensor_holder import TensorHolder
 
 __all__ = ["FUNCTIONS"]
 

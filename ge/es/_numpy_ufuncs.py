@@ -41,7 +41,6 @@ silent or a graph cannot follow it:
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -49,9 +48,10 @@ import numpy as np
 
 from ge.error import GeTypeError, GeValueError
 from ge.es import _numpy_rules as rules
+from ge.es._numpy_common import rule_registrar
 from ge.es.tensor_holder import TensorHolder, innermost
 
-__all__ = ["FUNCTIONS", "MAX_FOLD", "UFUNCS", "ufunc_method"]
+__all__ = ["ACCUMULATORS", "FUNCTIONS", "MAX_FOLD", "METHOD_KEYWORDS", "UFUNCS", "ufunc_method"]
 
 MAX_FOLD = 256  # the longest axis a generic ``.reduce`` unrolls
 
@@ -211,8 +211,8 @@ _REDUCERS = {  # ufunc -> the holder reduction whose numpy dtype rule .reduce sh
     "logical_and": "all",
     "logical_or": "any",
 }
-_ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
-_METHOD_KEYWORDS = {
+ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
+METHOD_KEYWORDS = {
     "outer": frozenset(),
     "reduce": frozenset({"axis", "dtype", "keepdims"}),
     "accumulate": frozenset({"axis", "dtype"}),
@@ -228,12 +228,12 @@ def ufunc_method(
 ) -> Any:
     """``np.<ufunc>.<method>(*inputs, **kwargs)`` on traced values."""
     name = ufunc.__name__
-    if method not in _METHOD_KEYWORDS:
+    if method not in METHOD_KEYWORDS:
         raise GeTypeError(
             f"np.{name}.{method} of a traced value is not supported (supported: "
             f"np.{name}.outer, .reduce, .accumulate)"
         )
-    unknown = sorted(set(kwargs) - _METHOD_KEYWORDS[method])
+    unknown = sorted(set(kwargs) - METHOD_KEYWORDS[method])
     if unknown:
         raise GeTypeError(f"np.{name}.{method} of a traced value does not take {unknown}")
     if ufunc.nin != 2 or ufunc.nout != 1:
@@ -363,7 +363,7 @@ def _accumulate(
     anchor: TensorHolder, ufunc: np.ufunc, array: Any, axis: Any = 0, dtype: Any = None
 ) -> Any:
     name = ufunc.__name__
-    function = _ACCUMULATORS.get(name)
+    function = ACCUMULATORS.get(name)
     from ge.es.tensor_holder import _FUNCTIONS  # noqa: PLC0415  (it imports this module)
 
     if function is None or function not in _FUNCTIONS:
@@ -381,27 +381,7 @@ _METHODS: dict[str, Rule] = {"outer": _outer, "reduce": _reduce, "accumulate": _
 
 
 # --- numpy functions -----------------------------------------------------------------------------
-def _register(*names: str) -> Callable[[Rule], Rule]:
-    """Register ``rule`` under ``names``; a keyword it lacks raises ``GeTypeError`` naming it."""
-
-    def wrap(rule: Rule) -> Rule:
-        signature = inspect.signature(rule)
-
-        @functools.wraps(rule)
-        def checked(anchor: TensorHolder, *args: Any, **kwargs: Any) -> Any:
-            try:
-                signature.bind(anchor, *args, **kwargs)
-            except TypeError as error:
-                unknown = sorted(k for k in kwargs if k not in signature.parameters)
-                detail = f"does not take {unknown}" if unknown else f"{error}"
-                raise GeTypeError(f"np.{names[0]} of a traced value {detail}") from None
-            return rule(anchor, *args, **kwargs)
-
-        for name in names:
-            FUNCTIONS[name] = checked
-        return rule
-
-    return wrap
+_register = rule_registrar(FUNCTIONS)  # the keyword-checking registrar of every family
 
 
 def _reversed_order(x: TensorHolder) -> TensorHolder:

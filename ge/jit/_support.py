@@ -17,6 +17,10 @@ or ops registered with a ``ufunc`` name, appear without touching this module):
   ``GeTypeError`` naming it); for a ufunc, the ``ge.ops`` op it builds and the dtypes that op
   takes; for a refused entry, why.
 
+The rows come from ``ge.es.numpy_rules``' public records (``RuleInfo`` of each function rule,
+filled by the rule registrar; ``UfuncInfo``, ufunc method keywords, ``MethodInfo`` of each
+``ndarray`` method), never from private names of the rule modules.
+
 ``SupportTable.as_markdown()`` renders it (the table of ``docs/jit_numpy_support.md``);
 ``select(kind=..., status=...)`` filters it, ``row(name)`` finds one entry.
 
@@ -25,7 +29,8 @@ implementation found for 'numpy.cumsum'``, ``operand type(s) all returned NotImp
 from __array_ufunc__``) and the ``AttributeError`` of a missing ``ndarray`` method into one
 ``NotSupportedError``: ``ge.jit does not support numpy.<name> (<why>; called at <file:line>);
 supported: see `ge.jit.numpy_support()```. ``ge.jit`` applies it where a trace calls the
-user's function, so numpy's own texts never reach a ``ge.jit`` user.
+user's function, so numpy's own texts never reach a ``ge.jit`` user. ``NotSupportedError``
+lives in ``ge.error`` (``ge.jit.NotSupportedError`` is the same class).
 
 Decisions (ours): functions are those numpy dispatches in ``numpy``, ``numpy.linalg`` and
 ``numpy.fft`` (not ``numpy.lib.recfunctions`` and the like); functions numpy does not
@@ -44,12 +49,13 @@ import os
 import re
 import traceback
 from collections.abc import Callable
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ge.error import GeTypeError
-from ge.es import tensor_holder
+from ge.error import GeTypeError, NotSupportedError
+from ge.es import numpy_rules
+from ge.es.numpy_rules import RuleInfo
 from ge.es.tensor_holder import TensorHolder
 from ge.ops.registry import find_op
 
@@ -63,10 +69,6 @@ __all__ = [
 ]
 
 HINT = "supported: see `ge.jit.numpy_support()`"
-
-
-class NotSupportedError(GeTypeError):
-    """A numpy function, ufunc, method or operator ``ge.jit`` has no rule for."""
 
 
 class _NotSupportedAttributeError(NotSupportedError, AttributeError):
@@ -136,7 +138,7 @@ def _qualified(function: Any) -> str:
 
 
 def _function_rows() -> list[SupportRow]:
-    rules = tensor_holder._FUNCTIONS
+    rules = numpy_rules.function_rules()
     rows, seen = [], set()
     named = set()
     for function in _overridable():
@@ -151,24 +153,15 @@ def _function_rows() -> list[SupportRow]:
     return rows
 
 
-def _function_row(name: str, function: Any, rule: Any) -> SupportRow:
-    if rule is None:
+def _function_row(name: str, function: Any, info: RuleInfo | None) -> SupportRow:
+    if info is None:
         params = _parameters(function) or {}
         like = "like" in params and not name.endswith("_like")
         note = "only like= dispatches; without it, the result is a numpy constant" if like else ""
         return SupportRow(name, "function", "unsupported", note)
-    refusal = _refusal(rule)
-    if refusal is not None:
-        return SupportRow(name, "function", "refused", refusal)
-    return SupportRow(name, "function", "supported", _missing_keywords(function, rule))
-
-
-def _refusal(rule: Any) -> str | None:
-    """Why a rule that always raises does (``ge.es._numpy_api``'s data-dependent rules)."""
-    if "_data_dependent" not in getattr(rule, "__qualname__", ""):
-        return None
-    hint = inspect.getclosurevars(rule).nonlocals.get("hint", "")
-    return f"output size depends on the values; {hint}".rstrip("; ")
+    if info.status == "refused":
+        return SupportRow(name, "function", "refused", info.why)
+    return SupportRow(name, "function", "supported", _missing_keywords(function, info))
 
 
 def _parameters(function: Any) -> dict[str, inspect.Parameter] | None:
@@ -178,15 +171,12 @@ def _parameters(function: Any) -> dict[str, inspect.Parameter] | None:
         return None
 
 
-def _missing_keywords(function: Any, rule: Any) -> str:
+def _missing_keywords(function: Any, info: RuleInfo) -> str:
     numpy_params = _parameters(function) if function is not None else None
-    rule_params = _parameters(rule)
-    if numpy_params is None or rule_params is None:
-        return ""
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in rule_params.values()):
+    if numpy_params is None or info.keywords is None:
         return ""
     keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    missing = [n for n, p in numpy_params.items() if p.kind in keyword and n not in rule_params]
+    missing = [n for n, p in numpy_params.items() if p.kind in keyword and n not in info.keywords]
     return f"not taken: {', '.join(missing)}" if missing else ""
 
 
@@ -199,8 +189,7 @@ def _ufunc_rows() -> list[SupportRow]:
     rows = []
     for ufunc in _ufuncs():
         name = f"numpy.{ufunc.__name__}"
-        rule = tensor_holder._ufunc_rule(ufunc.__name__)
-        if rule is None:
+        if numpy_rules.ufunc_rule(ufunc.__name__) is None:
             rows.append(SupportRow(name, "ufunc", "unsupported", ""))
             continue
         rows.append(SupportRow(name, "ufunc", "supported", _ufunc_notes(ufunc.__name__)))
@@ -210,9 +199,9 @@ def _ufunc_rows() -> list[SupportRow]:
 
 
 def _ufunc_notes(name: str) -> str:
-    op_type = tensor_holder._UFUNC_OPS.get(name)
-    op = find_op(op_type) if op_type is not None else None
-    if op is None or op.ufunc != name:
+    info = numpy_rules.ufunc_rule(name)
+    op = find_op(info.op_type) if info is not None and info.op_type is not None else None
+    if op is None:
         return "composite rule (several ops)"
     dtypes = op.inputs[0].dtypes if op.inputs else None
     if not dtypes:
@@ -246,18 +235,14 @@ _METHOD_HINTS = {
 
 
 def _method_row(ufunc: np.ufunc, method: str) -> SupportRow:
-    """A ufunc method's row, from ``ge.es._numpy_ufuncs``' method tables: ``.accumulate``
-    needs the ufunc's scan (``np.cumsum``...) to have a rule; the others need only the
-    method to be in the table."""
-    from ge.es import _numpy_ufuncs  # noqa: PLC0415
-
+    """A ufunc method's row: ``.accumulate`` needs the ufunc's scan (``np.cumsum``...) to
+    have a rule; the others need only the method to have one."""
     name = f"numpy.{ufunc.__name__}.{method}"
-    methods = getattr(_numpy_ufuncs, "_METHODS", {})
-    keywords = getattr(_numpy_ufuncs, "_METHOD_KEYWORDS", {}).get(method)
-    supported = method in methods
+    keywords = numpy_rules.ufunc_method_keywords(method)
+    supported = keywords is not None
     if supported and method == "accumulate":
-        scan = getattr(_numpy_ufuncs, "_ACCUMULATORS", {}).get(ufunc.__name__)
-        supported = scan is not None and scan in tensor_holder._FUNCTIONS
+        scan = numpy_rules.ufunc_accumulator(ufunc.__name__)
+        supported = scan is not None and numpy_rules.has_rule(scan)
     if not supported:
         hint = _METHOD_HINTS.get(f"{ufunc.__name__}.{method}")
         return SupportRow(name, "ufunc method", "unsupported", f"use {hint}" if hint else "")
@@ -269,44 +254,18 @@ def _method_rows() -> list[SupportRow]:
     rows = []
     for name in sorted(n for n in dir(np.ndarray) if not n.startswith("_")):
         kind = "method" if callable(getattr(np.ndarray, name)) else "attribute"
-        ours = getattr(TensorHolder, name, None)
-        if ours is None:
-            rows.append(SupportRow(f"numpy.ndarray.{name}", kind, "unsupported", ""))
-            continue
-        target = _forwarded(ours)
-        if target is not None and not _has_rule(target):
-            note = f"forwards to numpy.{target}, which has no rule"
-            rows.append(SupportRow(f"numpy.ndarray.{name}", kind, "unsupported", note))
-            continue
-        if _always_raises(ours):
-            rows.append(SupportRow(f"numpy.ndarray.{name}", kind, "refused", _CONCRETE))
-            continue
-        doc = (inspect.getdoc(ours) or "").split("\n", 1)[0] if callable(ours) else ""
-        rows.append(SupportRow(f"numpy.ndarray.{name}", kind, "supported", doc))
+        row = f"numpy.ndarray.{name}"
+        info = numpy_rules.ndarray_method(name)
+        if info is None:
+            rows.append(SupportRow(row, kind, "unsupported", ""))
+        elif info.forwards_to is not None and not numpy_rules.has_rule(info.forwards_to):
+            note = f"forwards to numpy.{info.forwards_to}, which has no rule"
+            rows.append(SupportRow(row, kind, "unsupported", note))
+        elif info.always_raises:
+            rows.append(SupportRow(row, kind, "refused", _CONCRETE))
+        else:
+            rows.append(SupportRow(row, kind, "supported", info.summary))
     return rows
-
-
-def _forwarded(method: Any) -> str | None:
-    """The numpy function a ``TensorHolder`` method forwards to (``x.cumsum()`` is
-    ``np.cumsum(x)``: ``ge.es.tensor_holder._forward``), or ``None``."""
-    if "_forward" not in getattr(method, "__qualname__", ""):
-        return None
-    target = inspect.getclosurevars(method).nonlocals.get("target")
-    return target if isinstance(target, str) else None
-
-
-def _has_rule(name: str) -> bool:
-    function = getattr(np, name, None)
-    if isinstance(function, np.ufunc):  # np.conj is the ufunc conjugate
-        return tensor_holder._ufunc_rule(function.__name__) is not None
-    return getattr(function, "__name__", name) in tensor_holder._FUNCTIONS
-
-
-def _always_raises(method: Any) -> bool:
-    """Whether a ``TensorHolder`` method is declared ``NoReturn`` (``bool(x)``, ``x.item()``:
-    a traced value's value is only known at run time)."""
-    returns = getattr(method, "__annotations__", {}).get("return")
-    return returns in ("NoReturn", NoReturn)
 
 
 _CONCRETE = (
@@ -363,9 +322,10 @@ def _operator_rows() -> list[SupportRow]:
     rows = []
     for written, method in _OPERATORS.items():
         ours = getattr(TensorHolder, method, None)
-        if ours is None or ours is getattr(object, method, None):
+        info = numpy_rules.ndarray_method(method)
+        if info is None or ours is getattr(object, method, None):
             rows.append(SupportRow(written, "operator", "unsupported", ""))
-        elif _always_raises(ours):
+        elif info.always_raises:
             rows.append(SupportRow(written, "operator", "refused", _CONCRETE))
         else:
             rows.append(SupportRow(written, "operator", "supported", ""))
@@ -463,7 +423,7 @@ def _ufunc_why(text: str) -> tuple[str, str] | None:
         hint = _METHOD_HINTS.get(f"{ufunc}.{method}")
         use = f": use {hint}" if hint else ""
         return f"numpy.{ufunc}.{method}", f"no rule for the ufunc method {method}{use}"
-    if tensor_holder._ufunc_rule(ufunc) is None:
+    if numpy_rules.ufunc_rule(ufunc) is None:
         return f"numpy.{ufunc}", "no rule for this ufunc on traced values"
     given = [k for k in _UFUNC_KEYWORDS if re.search(rf", {k}=", text[match.end() :])]
     if given:

@@ -91,7 +91,13 @@ def test_matches_numpy(
     name: str, fn: Callable[..., Any], shape: tuple[int, ...], dtype: str
 ) -> None:
     x = _draw(name, shape, dtype)
-    _check(ge.jit(fn)(x), _numpy(fn, x))
+    try:
+        expected = _numpy(fn, x)
+    except TypeError as error:  # numpy refuses bool quantiles (boolean subtract)
+        with pytest.raises(GeTypeError, match=str(error).split(",")[0]):
+            ge.jit(fn)(x)
+        return
+    _check(ge.jit(fn)(x), expected)
 
 
 def test_a_row_of_nan_only_gives_nan_and_the_others_ignore_nan() -> None:

@@ -4,7 +4,8 @@ For graphs of about 1k, 10k and 100k nodes of four shapes, prints the seconds to
 graph (``ge.es`` op calls, or tracing a ``ge.jit`` function whose Python loop unrolls),
 compile it (``optimize_graph``: inference, folding, CSE, simplification, fusion, verify),
 lower it (``CompiledGraph``: the task plan, memory plan and kernel codegen), the first run and
-a steady run, with the cost per node of each step and the kernels of the plan: ``tasks``
+a steady run, with the cost per node of each step (and of the build, the part spent in
+cyclic garbage collections: ``(gc)``) and the kernels of the plan: ``tasks``
 launched per run, ``kernels`` distinct kernels loaded and ``built`` of those compiled by Numba
 now (not found in the disk kernel cache). Flat µs/node from 1k to 100k is the goal.
 
@@ -95,6 +96,7 @@ class Row:
     nodes: int
     build: float
     compile: float
+    build_gc: float = 0.0  # of ``build``: in cyclic garbage collections
     lower: float = float("nan")
     first: float = float("nan")
     steady: float = float("nan")
@@ -103,14 +105,33 @@ class Row:
     built: int = 0
 
 
+class _GcClock:
+    """Seconds spent in cyclic garbage collections while it is installed (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
 def measure(case: str, n: int, lower: bool, repeat: int) -> Row:
     gc.collect()
-    t0 = time.perf_counter()
-    graph, arrays = CASES[case](n)
-    t1 = time.perf_counter()
+    clock = _GcClock()
+    gc.callbacks.append(clock)
+    try:
+        t0 = time.perf_counter()
+        graph, arrays = CASES[case](n)
+        t1 = time.perf_counter()
+    finally:
+        gc.callbacks.remove(clock)
     optimized = optimize_graph(graph)
     t2 = time.perf_counter()
-    row = Row(case, len(graph.get_direct_nodes()), t1 - t0, t2 - t1)
+    row = Row(case, len(graph.get_direct_nodes()), t1 - t0, t2 - t1, build_gc=clock.seconds)
     if not lower:
         return row
     kernels, built = _codegen.compiled_kernel_count(), _codegen.built_kernel_count()
@@ -134,15 +155,15 @@ def _us(seconds: float, nodes: int) -> str:
 def print_table(rows: list[Row]) -> None:
     print(
         f"{'case':10} {'nodes':>7} | {'build s':>8} {'compile s':>9} {'lower s':>8} "
-        f"{'1st run s':>9} {'steady ms':>9} | {'build':>7} {'compile':>7} {'lower':>7} "
-        f"µs/node | {'tasks':>6} {'kernels':>7} {'built':>5}"
+        f"{'1st run s':>9} {'steady ms':>9} | {'build':>7} {'(gc)':>6} {'compile':>7} "
+        f"{'lower':>7} µs/node | {'tasks':>6} {'kernels':>7} {'built':>5}"
     )
     for r in rows:
         print(
             f"{r.case:10} {r.nodes:7d} | {r.build:8.3f} {r.compile:9.3f} {r.lower:8.3f} "
             f"{r.first:9.3f} {r.steady * 1e3:9.3f} | {_us(r.build, r.nodes)} "
-            f"{_us(r.compile, r.nodes)} {_us(r.lower, r.nodes)}         | {r.tasks:6d} "
-            f"{r.kernels:7d} {r.built:5d}",
+            f"{_us(r.build_gc, r.nodes)[1:]} {_us(r.compile, r.nodes)} "
+            f"{_us(r.lower, r.nodes)}         | {r.tasks:6d} {r.kernels:7d} {r.built:5d}",
             flush=True,
         )
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -71,8 +72,10 @@ class ModelFormatError(GeError):
 
 
 # --- the data a model file holds ---------------------------------------------------------------
-@dataclass(frozen=True)
-class KernelTaskData:
+# The records are named tuples (immutable, compared and printed by value, as frozen dataclasses
+# are): creating their classes costs a fifth of a dataclass's, paid by every fresh process that
+# loads a model.
+class KernelTaskData(NamedTuple):
     name: str
     kernel: int  # index into ModelData.kernels
     function: str
@@ -82,16 +85,15 @@ class KernelTaskData:
     same_index_inputs: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class HostTaskData:
+class HostTaskData(NamedTuple):
     name: str
     op: str  # a HOST_OPS name
     buffers: tuple[int, ...]
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
-class BufferData:
+class BufferData:  # a dataclass: a named tuple's field cannot be called index
     kind: BufferKind
     index: int
     shape: tuple[int, ...]
@@ -102,8 +104,7 @@ class BufferData:
         return nbytes_of(self.shape, self.dtype)
 
 
-@dataclass(frozen=True)
-class PlanData:
+class PlanData(NamedTuple):
     """A ``Plan`` as data: kernels by index, host tasks by name, constants by weight index."""
 
     buffers: tuple[BufferData, ...]
@@ -116,8 +117,7 @@ class PlanData:
     subplans: tuple[PlanData, ...] = ()  # what control-flow host tasks run, by index
 
 
-@dataclass(frozen=True)
-class GraphEntry:
+class GraphEntry(NamedTuple):
     name: str
     input_names: tuple[str, ...]
     output_names: tuple[str, ...]

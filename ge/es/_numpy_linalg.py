@@ -5,7 +5,9 @@ Decisions where numpy is silent or a graph cannot follow it:
 
 - ``einsum`` broadcasts every operand to one axis order, multiplies and ``ReduceSum``s (no
   contraction-order optimisation, so large contractions use more memory than numpy's);
-  ``'...'`` subscripts are refused.
+  ``'...'`` subscripts are refused. ``dtype=`` casts the operands (checked against
+  ``casting=``, numpy's default ``'safe'``) and computes in it; ``optimize=`` is accepted
+  and changes nothing (there is one contraction order); ``order='F'`` is refused.
 - ``np.linalg.norm`` (dispatched by its ``__name__`` ``"norm"``) supports ``ord`` None, 'fro',
   1, 2 (vectors only), inf, -inf; a matrix ``ord=2``/'nuc' needs an SVD and raises.
 """
@@ -21,6 +23,9 @@ from ge.es._numpy_common import (
     FUNCTIONS,
     _axes,
     _base,
+    _cast_to,
+    _check_order,
+    _dtype_arg,
     _h,
     _known,
     _reshape,
@@ -112,9 +117,16 @@ def _einsum_operand(
 
 
 @_register("einsum")
-def _einsum(anchor: TensorHolder, subscripts: Any, *operands: Any, **kwargs: Any) -> TensorHolder:
-    if kwargs:
-        raise GeTypeError(f"np.einsum of a traced value does not take {sorted(kwargs)}")
+def _einsum(
+    anchor: TensorHolder,
+    subscripts: Any,
+    *operands: Any,
+    dtype: Any = None,
+    order: Any = "K",
+    casting: Any = "safe",
+    optimize: Any = False,
+) -> TensorHolder:
+    _check_order(order, "einsum")
     if not isinstance(subscripts, str):
         raise GeTypeError("np.einsum of a traced value takes a subscripts string first")
     spec = subscripts.replace(" ", "")
@@ -133,6 +145,9 @@ def _einsum(anchor: TensorHolder, subscripts: Any, *operands: Any, **kwargs: Any
     if any(c not in letters for c in output) or len(set(output)) != len(output):
         raise GeValueError(f"np.einsum: bad output subscripts {output!r}")
     holders = [_h(anchor, o) for o in operands]
+    target = _dtype_arg(dtype, "einsum")
+    if target is not None:
+        holders = [_cast_to(h, target, casting, "einsum") for h in holders]
     sizes: dict[str, int] = {}
     product: TensorHolder | None = None
     for term, holder in zip(terms, holders, strict=True):

@@ -556,7 +556,7 @@ def _fresh_kwargs(p: _Prepared, loan: Loan) -> dict[str, Any]:
         value if kind is VT.VT_TENSOR else _attr_value(kind, value)
         for kind, value in zip(p.attr_kinds, loan.kwargs.values(), strict=True)
     ]
-    loan.ctx._attrs._values = values
+    loan.set_attr_values(values)
     return dict(zip(p.attr_names, values, strict=True))
 
 

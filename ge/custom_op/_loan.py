@@ -185,6 +185,10 @@ class Loan:
     def _refcounts(self) -> tuple[int, ...]:
         return tuple(map(_refcount, self._family))
 
+    def set_attr_values(self, values: list[Any]) -> None:
+        """What ``RuntimeAttrs`` reads in this run (the copies the callback received)."""
+        self._attrs._values = values
+
     def _malloc(self, nbytes: int) -> int:
         block = memory.malloc(max(nbytes, 1))
         self._blocks.append(block)

@@ -3,10 +3,11 @@
 mutates never leaks into the next run; ``launch_kernel``'s plain-int fast path queues in
 order and still reports failures at synchronize."""
 
+# ruff: noqa: UP006, UP035  (typing.List is the annotation kind GE-PY reads)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, List
 
 import numpy as np
 import pytest
@@ -284,5 +285,40 @@ def test_edits_to_any_lent_view_are_undone_for_the_next_run(op_type: str) -> Non
         for seed in range(3):
             _run_checked(session, seed)
         assert seen == [([4], Format.FORMAT_ND, Format.FORMAT_ND, 0, [4], False)] * 3
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_lists_a_callback_mutates_are_fresh_in_the_next_run(op_type: str) -> None:
+    """A dynamic input's list and a list attribute are the callback's: mutating them changes
+    nothing the next run receives (and RuntimeAttrs reads what this run received)."""
+    seen: list[tuple[int, list[int], list[int]]] = []
+
+    @register_op(op_type=op_type)
+    def infer(xs: List[TensorDesc], *, li: List[int]) -> TensorDesc:
+        return TensorDesc(xs[0].shape, xs[0].data_type)
+
+    @register_op_impl(op_type=op_type)
+    class Impl:
+        def execute(self, xs: List[Tensor], *, li: List[int]) -> None:
+            ctx = get_execute_ctx()
+            seen.append((len(xs), list(li), ctx.get_attrs().get_list_int(0)))
+            x, y = xs
+            out = ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type)
+            runtime.launch_kernel(kernel("add"), 1, ctx.get_stream(), [x.addr, y.addr, out.addr, 4])
+            xs.clear()
+            li.append(99)
+
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    try:
+        session = Session({})
+        b = GraphBuilder("g")
+        x, y = b.create_input(0, shape=[4]), b.create_input(1, shape=[4])
+        session.add_graph(0, b.build_and_reset([getattr(ge.es.custom, op_type)([x, y], li=[1, 2])]))
+        a = np.arange(4, dtype=np.float32)
+        for _ in range(3):
+            (out,) = session.run_graph(0, [GraphTensor.from_numpy(a), GraphTensor.from_numpy(a)])
+            np.testing.assert_array_equal(out.numpy(), a * 2)
+        assert seen == [(2, [1, 2], [1, 2])] * 3
     finally:
         GeApi.ge_finalize()

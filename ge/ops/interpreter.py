@@ -257,12 +257,16 @@ class _UfuncStep:
 # float64 and truncates, where numpy's power refuses negative exponents); the ufunc test of
 # tests/ops/test_interpreter_program.py finds any other.
 _NOT_THE_UFUNC: dict[str, str] = {"Pow": "iu"}
+# Ops without an ``OpDef.ufunc`` whose reference on floats is this ufunc (GE's Div and
+# RealDiv truncate integers, and divide floats as numpy does)
+_FLOAT_UFUNCS: dict[str, str] = {"Div": "divide", "RealDiv": "divide"}
 
 
 def _ufunc_of(node: Node) -> tuple[np.ufunc, np.dtype[Any]] | None:
     """The ufunc and output dtype a node can run as (``_UfuncStep``), or ``None``."""
     op = get_op(node.type)
-    ufunc = getattr(np, op.ufunc, None) if op.ufunc and not op.attrs else None
+    name = op.ufunc or _FLOAT_UFUNCS.get(op.type, "")
+    ufunc = getattr(np, name, None) if name and not op.attrs else None
     edges = node.inputs
     if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or ufunc.nin != len(edges):
         return None
@@ -277,6 +281,8 @@ def _ufunc_of(node: Node) -> tuple[np.ufunc, np.dtype[Any]] | None:
     if not plain or any(d._data_type != descs[0]._data_type for d in descs):
         return None
     if dtype.kind in _NOT_THE_UFUNC.get(op.type, ""):
+        return None
+    if not op.ufunc and dtype.kind != "f":  # a _FLOAT_UFUNCS row
         return None
     out_dtype = numpy_dtype(out._data_type)
     if out_dtype not in (dtype, np.dtype(np.bool_)):

@@ -21,6 +21,11 @@ inside ge.jit, ``select``/``argmin``/``nan*``/``round``, ``np.linalg.cholesky/so
 ndarray methods such as ``argmin``, ``cumsum``, ``clip``, ``var`` or ``squeeze`` forward to
 the numpy function of their name (one without a rule raises ``GeTypeError`` naming it);
 ``sort`` sorts in place inside ge.jit; ``item()``/``tolist()`` need values and raise.
+
+The class lives here; its indexing (``_holder_indexing``, ``_advanced_index``; views and
+in-place updates in ``_inplace``), its operators and ufuncs (``_holder_operators``: GE-PY's
+``+ - * /`` keep GE's error texts and check order, GE_ERRORS.md §3.3) and the numpy functions
+it builds itself (``_holder_functions``) are modules of their own, bound here by name.
 """
 
 from __future__ import annotations
@@ -32,18 +37,22 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 from typing_extensions import Self
 
-from ge.error import GeAttributeError, GeError, GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError
+from ge.es import _holder_indexing
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import DataType, Format
-from ge.ops.registry import find_op, registry
-from ge.ops.schema import OpDef
 
 if TYPE_CHECKING:
     from ge.es.graph_builder import GraphBuilder
 
 __all__ = ["TensorHolder"]
+
+# indexing (``ge.es._holder_indexing``); ``_index`` is also the numpy rule families' slicer
+_as_int = _holder_indexing._as_int
+_index = _holder_indexing._index
+_is_view_key = _holder_indexing._is_view_key
 
 
 _SAME = "same"  # ``_operator``'s default: GE-PY builds the numpy op's GE op too
@@ -73,47 +82,6 @@ def _operator(
 
 
 _power = _operator("power", "Pow")
-
-# GE-PY's four arithmetic ops, by the GE op they build: the verb of their error texts
-_GE_VERBS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
-
-
-def _ge_arithmetic(self: TensorHolder, op_type: str, other: Any, reflected: bool) -> TensorHolder:
-    """GE-PY's ``+ - * /`` on an ES holder, with GE's checks in GE's order (GE_ERRORS.md §3.3,
-    §13.1): convert ``other`` (its type, then the builder's state as the constant is made),
-    the builders' mismatch, then their state. ``1 + x`` and ``1 * x`` build ``Op(x, 1)`` as
-    GE does; ``1 - x`` and ``1 / x`` build ``Op(1, x)``. Ours: numpy arrays and scalars are
-    operands too, and a Python number takes ``self``'s dtype where its kind fits
-    (``ge.es.tensor_like``), not GE's int64 / float32 scalar."""
-    verb = _GE_VERBS[op_type]
-    operand = _ge_operand(self, other, verb)
-    if reflected and op_type in ("Sub", "Div"):
-        return self._op(op_type, operand, self)
-    return self._op(op_type, self, operand)
-
-
-def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
-    if other is None:  # GE converts None to None, then reads its ``_builder``
-        raise GeAttributeError(
-            f"'NoneType' object has no attribute '_builder' (the other operand of {verb} is None)"
-        )
-    if isinstance(other, TensorHolder):
-        mine, theirs = self._builder, other._builder
-        if mine is not theirs and not (mine._encloses(theirs) or theirs._encloses(mine)):
-            raise GeValueError(
-                f"Cannot perform {verb}: tensors from different GraphBuilders "
-                f"('{mine.name}' vs '{theirs.name}'); build each graph with one GraphBuilder"
-            )
-        theirs._check_live(verb)  # GE checks the other operand's builder first
-        mine._check_live(verb)
-        return other  # (one of a nested graph: ``_op`` builds there, capturing the outer one)
-    from ge.es.tensor_like import check_tensor_like, to_const  # noqa: PLC0415  (it imports us)
-
-    check_tensor_like(other)
-    self._builder._check_live(
-        "create scalar" if isinstance(other, (int, float)) else "create constant"
-    )
-    return to_const(self._builder, other, like=self.data_type)
 
 
 class TensorHolder:
@@ -220,10 +188,14 @@ class TensorHolder:
         ge.jit a ``GeTypeError`` naming ``ge.jit.debug_print``, else Python's ``TypeError``."""
         if not spec:
             return str(self)
-        if self._builder._trace_note is not None:
+        note = self._builder._trace_note
+        if note is not None:
+            from ge.es.graph_builder import user_source  # noqa: PLC0415
+
             raise GeTypeError(
-                f"format spec {spec!r} of {self!s}: its values are only known when the "
-                f"compiled graph runs; use ge.jit.debug_print('{{x:{spec}}}', x=...)"
+                f"format() with spec {spec!r} of a traced value at {user_source() or '?'} in "
+                f"{note}: its values are only known when the compiled graph runs; print them "
+                f"with ge.jit.debug_print('{{:{spec}}}', x)"
             )
         return object.__format__(self, spec)
 
@@ -718,199 +690,6 @@ for _name in (
     setattr(TensorHolder, _name, _atomic(getattr(TensorHolder, _name)))
 
 
-# --- helpers the operators and numpy rules share --------------------------------------------------
-def _matmul(a: TensorHolder, b: TensorHolder) -> TensorHolder:
-    if a._builder._numpy_semantics:
-        a, b = _numpy_rules.matmul_operands(a, b)
-    a2 = a._op("ExpandDims", a, a._ints([0])) if a.ndim == 1 else a
-    b2 = b._op("ExpandDims", b, b._ints([-1])) if b.ndim == 1 else b
-    op = "MatMulV2" if a2.ndim == 2 and b2.ndim == 2 else "BatchMatMulV2"
-    y = a._op(op, a2, b2, None, None)
-    if a.ndim == 1:
-        y = y._op("Squeeze", y, attrs={"axis": [-2]})
-    if b.ndim == 1:
-        y = y._op("Squeeze", y, attrs={"axis": [-1]})
-    return y
-
-
-def _bitwise(self: TensorHolder, ufunc: str, a: Any, b: Any) -> TensorHolder:
-    """numpy's bitwise operator inside ge.jit; ``NotImplemented`` (Python's TypeError) on
-    GE-PY holders, which have no such operator."""
-    anchor = innermost(self, a, b)
-    if not anchor._builder._numpy_semantics:
-        return NotImplemented  # type: ignore[no-any-return]
-    return _numpy_rules.binary(anchor, ufunc, _UFUNC_OPS[ufunc], a, b)  # the op of ge.ops
-
-
-def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
-    """``x[key]`` (a new holder; views are recorded by ``__getitem__``): a key numpy calls
-    advanced goes to ``ge.es._advanced_index.gather``, a basic one is one ``StridedSlice``."""
-    if _advanced_index.is_advanced(key):
-        return _advanced_index.gather(x, key)
-    return _basic_index(x, key)
-
-
-def _is_view_key(x: TensorHolder, key: tuple[Any, ...]) -> bool:
-    """Whether numpy's ``x[key]`` is a view of ``x``: a basic key, except one int per dim
-    (numpy's scalar, a copy). A traced index, even 0-d, is an array (numpy's 0-d integer
-    array index is advanced): its result is a copy."""
-    if _advanced_index.is_advanced(key):
-        return False
-    ints = all(isinstance(k, (int, np.integer)) for k in key)
-    return not (ints and len(key) == x.ndim)
-
-
-def _check_int_index(x: TensorHolder, key: tuple[Any, ...]) -> None:
-    """numpy's ``IndexError`` (a ``GeValueError``) for an int index out of range of its dim."""
-    dim = 0
-    for k, item in enumerate(key):
-        if item is Ellipsis:
-            dim = x.ndim - sum(i is not None and i is not Ellipsis for i in key[k + 1 :])
-            continue
-        if item is None:
-            continue
-        if isinstance(item, (int, np.integer)) and dim < x.ndim:
-            size = x.shape[dim]
-            if size >= 0 and not -size <= int(item) < size:
-                raise GeValueError(
-                    f"index {int(item)} is out of bounds for axis {dim} with size {size}"
-                )
-        dim += 1
-
-
-def _basic_index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
-    _check_int_index(x, key)
-    begin, end, strides = [], [], []
-    masks = dict.fromkeys(
-        ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0
-    )
-    for i, item in enumerate(key):
-        bit = 1 << i
-        b, e, s = 0, 0, 1
-        if item is Ellipsis:
-            masks["ellipsis_mask"] |= bit
-        elif item is None:
-            masks["new_axis_mask"] |= bit
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-            b = _as_int(item, "an index")
-            e = b + 1
-            masks["shrink_axis_mask"] |= bit
-        elif isinstance(item, slice):
-            s = 1 if item.step is None else _as_int(item.step, "a slice step")
-            if item.start is None:
-                masks["begin_mask"] |= bit
-            else:
-                b = _as_int(item.start, "a slice start")
-            if item.stop is None:
-                masks["end_mask"] |= bit
-            else:
-                e = _as_int(item.stop, "a slice stop")
-        else:
-            raise GeTypeError(
-                f"unsupported index {item!r}: use ints, slices, None, ... or one integer array"
-            )
-        begin.append(b)
-        end.append(e)
-        strides.append(s)
-    return x._op("StridedSlice", x, x._ints(begin), x._ints(end), x._ints(strides), attrs=masks)
-
-
-def _as_int(value: Any, what: str) -> int:
-    """``value`` as an int64 (numpy's index rule: ints only, no floats or bools)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise GeTypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
-    if not -(1 << 63) <= int(value) < 1 << 63:
-        raise GeValueError(f"{what} must fit int64, got {value}")
-    return int(value)
-
-
-def _unary(op_type: str, ufunc: str) -> Callable[..., TensorHolder]:
-    def build(self: TensorHolder, x: Any) -> TensorHolder:
-        holder = self._operand(x)
-        if holder._builder._numpy_semantics and _numpy_rules.is_ufunc(ufunc):
-            return _numpy_rules.unary(holder, ufunc, op_type, holder)
-        return holder._op(op_type, x)
-
-    return build
-
-
-def _binary(op_type: str, ufunc: str) -> Callable[..., TensorHolder]:
-    def build(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
-        anchor = innermost(a if isinstance(a, TensorHolder) else b, a, b)
-        if anchor._builder._numpy_semantics and _numpy_rules.is_ufunc(ufunc):
-            return _numpy_rules.binary(anchor, ufunc, op_type, a, b)
-        return anchor._op(op_type, anchor._operand(a), anchor._operand(b))
-
-    return build
-
-
-def _numpy_only(ufunc: str) -> Callable[..., Any]:
-    """A ufunc GE-PY's holders do not have (numpy raises its ``TypeError``); ge.jit's do."""
-
-    def build(self: TensorHolder, a: Any, b: Any) -> Any:
-        anchor = innermost(a if isinstance(a, TensorHolder) else b, a, b)
-        if not anchor._builder._numpy_semantics:
-            return NotImplemented
-        if ufunc == "divmod":
-            return _divmod(anchor, a, b)
-        return _numpy_rules.binary(anchor, ufunc, "", a, b)
-
-    return build
-
-
-def _divmod(self: TensorHolder, a: Any, b: Any) -> Any:
-    anchor = innermost(self, a, b)
-    if not anchor._builder._numpy_semantics:
-        return NotImplemented
-    dtype = _numpy_rules.loop_dtypes("floor_divide", _numpy_rules.key(a), _numpy_rules.key(b))[0]
-    return _numpy_rules.floor_divmod(anchor, a, b, dtype)
-
-
-def _true_divide(self: TensorHolder, a: Any, b: Any) -> TensorHolder:
-    anchor = a if isinstance(a, TensorHolder) else b
-    if anchor._builder._numpy_semantics:
-        return _numpy_rules.binary(innermost(anchor, a, b), "divide", "Div", a, b)
-    x, y = anchor._operand(a), anchor._operand(b)
-    if x.dtype.kind in "biu" and y.dtype.kind in "biu":
-        x, y = x.astype(np.float32), y.astype(np.float32)
-    return anchor._op("RealDiv", x, y)
-
-
-# numpy ufuncs that are one op are found through the op's ``OpDef.ufunc`` (its row in ge.ops,
-# built in or registered at run time); these are the ufuncs that build more than one op.
-_UFUNCS: dict[str, Callable[..., Any]] = {
-    "divide": _true_divide,
-    "true_divide": _true_divide,
-    "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
-    "floor_divide": _numpy_only("floor_divide"),
-    "remainder": _numpy_only("remainder"),
-    "divmod": _numpy_only("divmod"),
-}
-_UFUNC_OPS: dict[str, str] = {op.ufunc: op.type for op in registry() if op.ufunc}
-
-
-def _note_ufunc(op: OpDef) -> None:
-    if op.ufunc:
-        _UFUNC_OPS[op.ufunc] = op.type
-
-
-registry().add_listener(_note_ufunc)
-
-
-def _ufunc_rule(name: str) -> Callable[..., Any] | None:
-    """How ``np.<name>`` builds on holders: the op whose ``OpDef.ufunc`` it is (unary or
-    binary by its inputs), else a composite rule of ``_UFUNCS``."""
-    op_type = _UFUNC_OPS.get(name)
-    op = find_op(op_type) if op_type is not None else None
-    if op is None or op.ufunc != name:
-        return _UFUNCS.get(name)
-    return _unary(op.type, name) if len(op.inputs) == 1 else _binary(op.type, name)
-
-
-def _anchor(self: TensorHolder, *values: Any) -> TensorHolder:
-    return innermost(self, *values)
-
-
 def innermost(first: TensorHolder, *values: Any) -> TensorHolder:
     """Of the holders among ``first`` and ``values`` (lists included), one whose builder is
     nested in all the others' (where the op must be built), as a holder of that builder."""
@@ -922,141 +701,27 @@ def innermost(first: TensorHolder, *values: Any) -> TensorHolder:
     return chosen
 
 
-def _reduction(method: str) -> Callable[..., TensorHolder]:
-    def rule(
-        self: TensorHolder,
-        a: Any,
-        axis: Any = None,
-        dtype: Any = None,
-        out: Any = None,
-        keepdims: bool = False,
-        **unsupported: Any,
-    ) -> TensorHolder:
-        if out is not None or unsupported:
-            names = (["out"] if out is not None else []) + sorted(unsupported)
-            raise GeTypeError(f"np.{method} of a TensorHolder does not take {', '.join(names)}")
-        x = self._operand(a)
-        if dtype is None:
-            return getattr(x, method)(axis=axis, keepdims=keepdims)  # type: ignore[no-any-return]
-        if method in ("max", "min"):
-            raise GeTypeError(f"np.{method} of a TensorHolder does not take dtype")
-        return getattr(x, method)(axis=axis, keepdims=keepdims, dtype=dtype)  # type: ignore[no-any-return]
-
-    return rule
-
-
-def _where(self: TensorHolder, cond: Any, *values: Any) -> TensorHolder:
-    if len(values) != 2:
-        raise GeValueError(
-            "np.where(condition) with one argument gives the indexes where condition "
-            "holds, whose count depends on the values; use np.where(mask, x, y)"
-            if not values
-            else f"np.where takes a condition and two values (x, y), got {len(values)} values"
-        )
-    a, b = values
-    anchor = _anchor(self, a, b, cond)
-    if anchor._builder._numpy_semantics:
-        return _numpy_rules.where(anchor, cond, a, b)
-    return anchor._op("SelectV2", anchor._operand(cond), anchor._operand(a), anchor._operand(b))
-
-
-def _parts(anchor: TensorHolder, seq: Sequence[Any]) -> list[TensorHolder]:
-    """The holders to join; inside ge.jit, cast to their numpy result type."""
-    parts = [anchor._operand(x) for x in seq]
-    if anchor._builder._numpy_semantics and parts:
-        dtype = _numpy_rules.concat_dtype(parts)
-        parts = [p.astype(dtype) for p in parts]
-    return parts
-
-
-def _concatenate(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
-    anchor = _anchor(self, *seq)
-    parts = _parts(anchor, seq)
-    return anchor._op("ConcatV2", parts, anchor._ints([axis]), attrs={"N": len(parts)})
-
-
-def _stack(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
-    anchor = _anchor(self, *seq)
-    parts = _parts(anchor, seq)
-    expanded = [p._op("ExpandDims", p, p._ints([axis])) for p in parts]
-    return anchor._op("ConcatV2", expanded, anchor._ints([axis]), attrs={"N": len(parts)})
-
-
-def _clip(self: TensorHolder, a: Any, a_min: Any, a_max: Any, **_: Any) -> TensorHolder:
-    x = self._operand(a)
-    if x._builder._numpy_semantics:
-        if a_min is not None:
-            x = _numpy_rules.binary(x, "maximum", "Maximum", x, a_min)
-        if a_max is not None:
-            x = _numpy_rules.binary(x, "minimum", "Minimum", x, a_max)
-        return x
-    if a_min is not None:
-        x = x._op("Maximum", x, a_min)
-    if a_max is not None:
-        x = x._op("Minimum", x, a_max)
-    return x
-
-
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "sum": _reduction("sum"),
-    "mean": _reduction("mean"),
-    "max": _reduction("max"),
-    "amax": _reduction("max"),
-    "min": _reduction("min"),
-    "amin": _reduction("min"),
-    "prod": _reduction("prod"),
-    "argmax": lambda self, a, axis=None: self._operand(a).argmax(axis),
-    "where": _where,
-    "concatenate": _concatenate,
-    "stack": _stack,
-    "reshape": lambda self, a, shape=None, newshape=None, **_: self._operand(a).reshape(
-        shape if shape is not None else newshape
-    ),
-    "transpose": lambda self, a, axes=None: self._operand(a).transpose(*(axes or ())),
-    "expand_dims": lambda self, a, axis: self._operand(a)._op(
-        "ExpandDims", self._operand(a), self._ints([axis])
-    ),
-    "squeeze": lambda self, a, axis=None: self._operand(a)._op(
-        "Squeeze",
-        self._operand(a),
-        attrs={
-            "axis": []
-            if axis is None
-            else (list(axis) if isinstance(axis, (list, tuple)) else [axis])
-        },
-    ),
-    "matmul": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
-    "dot": lambda self, a, b: _matmul(self._operand(a), self._operand(b)),
-    "broadcast_to": lambda self, a, shape: self._operand(a)._op(
-        "BroadcastTo", self._operand(a), self._ints(list(shape))
-    ),
-    "tile": lambda self, a, reps: self._operand(a)._op(
-        "Tile",
-        self._operand(a),
-        self._ints(list(reps) if isinstance(reps, (list, tuple)) else [reps]),
-    ),
-    "clip": _clip,
-    "zeros_like": lambda self, a, **_: self._operand(a)._op("ZerosLike", self._operand(a)),
-    "ones_like": lambda self, a, **_: self._operand(a)._op("OnesLike", self._operand(a)),
-}
-
-_REDUCE_OPS = {
-    "sum": "ReduceSum",
-    "mean": "ReduceMean",
-    "max": "ReduceMax",
-    "min": "ReduceMin",
-    "prod": "ReduceProd",
-}
-
 # they build on TensorHolder, above
 from ge.es import (  # noqa: E402
-    _advanced_index,
+    _holder_functions,
+    _holder_operators,
     _inplace,
     _numpy_api,
     _numpy_rules,
     _numpy_sorting,
     _numpy_ufuncs,
 )
+
+_FUNCTIONS = _holder_functions._FUNCTIONS
+_REDUCE_OPS: dict[str, str] = _holder_functions._REDUCE_OPS
+_GE_VERBS: dict[str, str] = _holder_operators._GE_VERBS
+_UFUNC_OPS = _holder_operators._UFUNC_OPS
+_UFUNCS = _holder_operators._UFUNCS
+_bitwise = _holder_operators._bitwise
+_divmod = _holder_operators._divmod
+_ge_arithmetic = _holder_operators._ge_arithmetic
+_matmul = _holder_operators._matmul
+_ufunc_rule = _holder_operators._ufunc_rule
 
 for _family in (_numpy_api, _numpy_sorting, _numpy_ufuncs):
     for _fname, _frule in _family.FUNCTIONS.items():

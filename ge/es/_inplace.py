@@ -25,12 +25,15 @@ Decisions:
   range is a ``GeError`` from TensorScatterUpdate naming the value when the graph runs.
 * Views: a holder made by basic slicing (a ``StridedSlice`` output) is a view in numpy, and a
   write into it changes its base there. Views recorded with ``note_view(view, base, key)``
-  (``TensorHolder``'s basic indexing records them inside ge.jit) follow numpy: a write into
+  (``TensorHolder.__getitem__`` records every basic key's result inside ge.jit, but one int
+  per dim, numpy's scalar; index arrays, masks and traced indices give copies) follow numpy:
+  a write into
   the view (``y = x[0:2]; y += 1``, ``y[0] = 5``) is written through into its base (and its
   base's base), and a write into a base slices its live views again, so both see every
   update; ``x[a:b] += v`` writes once (Python's closing ``x[a:b] = y`` is recognised). A
-  ``StridedSlice`` holder that was not recorded refuses writes (``y[:] = 1`` raises a
-  ``GeTypeError``: copy first, ``np.copy(x[0:2])``) rather than silently diverging, and
+  ``StridedSlice`` holder that was not recorded (a numpy function's view, ``np.split``'s
+  parts) refuses writes (``y[:] = 1`` raises a ``GeTypeError``: copy first,
+  ``np.copy(...)``) rather than silently diverging, and
   ``x[a:b] += v`` still works there (Python reads ``x[a:b]``, adds, and assigns back). Other
   numpy views (``x.T``, ``x.reshape``) are values of their own here.
 * Augmented assignment (``+= -= *= /= //= %= **= @=``) computes with numpy's rules

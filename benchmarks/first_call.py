@@ -10,6 +10,10 @@ and the second call. For ge it also says whether the first call imported protobu
 not: no AIR bytes are touched) and the slowest imports of a ge process (``-X importtime``;
 ``import ge`` imports almost nothing, so ge's are the first call's).
 
+Then, in a process with an empty kernel cache, the calls made while the worker compiles (run
+by the reference interpreter, ``ge.ops.interpreter.Program``) against numpy running the same
+function: the chain and an exp/sin chain on 4x the size, a 1024x1024 softmax.
+
 Run: python benchmarks/first_call.py [--runs N] [--size N]
 """
 
@@ -78,6 +82,67 @@ print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
 """
 
 
+_WHILE = r"""
+import json, statistics, time
+import numpy as np
+import ge
+
+def chain(x, y):
+    return x * y + x * 0.5 - y * y
+
+def expsin(x, y):
+    return np.exp(x) * y + np.sin(x) * 0.5 - y * y
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+rng = np.random.default_rng(0)
+x = rng.random({size}, dtype=np.float32)
+y = rng.random({size}, dtype=np.float32)
+s = rng.random((1024, 1024), dtype=np.float32)
+rows = {{}}
+for name, fn, args in (("chain", chain, (x, y)), ("expsin", expsin, (x, y)),
+                       ("softmax", softmax, (s,))):
+    jitted = ge.jit(fn)
+    jitted(*args)  # traces and hands the kernels to the worker
+    entry = next(iter(jitted._cache.values()))
+    ge_t, np_t = [], []
+    for _ in range(7):
+        if entry.job is None:
+            break
+        t0 = time.perf_counter(); jitted(*args); t1 = time.perf_counter()
+        fn(*args); t2 = time.perf_counter()
+        if entry.runner is None:  # that call ran on the reference interpreter
+            ge_t.append(t1 - t0); np_t.append(t2 - t1)
+    rows[name] = (statistics.median(ge_t) * 1e3 if ge_t else None,
+                  statistics.median(np_t) * 1e3 if np_t else None, len(ge_t))
+    ge.jit.wait_for_compiles()
+print(json.dumps(rows))
+"""
+
+
+def _while_compiling(size: int, env: dict[str, str]) -> None:
+    """Calls made while the worker compiles (on the reference interpreter) against numpy."""
+    with tempfile.TemporaryDirectory() as cache:
+        fresh = {**env, "GE_KERNEL_CACHE_DIR": cache}
+        out = subprocess.run(
+            [sys.executable, "-c", _WHILE.format(size=size)],
+            env=fresh,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"\ncalls while the kernels compile (reference interpreter), {size} float32")
+    print(f"{'case':26} {'ge.jit ms':>10} {'numpy ms':>10} {'ge/numpy':>9} {'calls':>6}")
+    for name, (ge_ms, np_ms, count) in rows.items():
+        if ge_ms is None:
+            print(f"{name:26} (compiled before a second call)")
+            continue
+        print(f"{name:26} {ge_ms:10.2f} {np_ms:10.2f} {ge_ms / np_ms:9.2f} {count:6d}")
+
+
 def _run(code: str, env: dict[str, str], flags: tuple[str, ...] = ()) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, *flags, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -117,20 +182,13 @@ def _jax_installed() -> bool:
     return probe.returncode == 0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes per side")
-    parser.add_argument("--size", type=int, default=1 << 20, help="elements of x and y")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as cache:
-        # bytecode is written (to a prefix in the temporary directory, so that the checkout
-        # is left as it is) even where the environment turns it off
-        env = {**os.environ, "GE_KERNEL_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": cache + "/pyc"}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        filled = _run(_GE.format(size=args.size, fill=True), env)  # fills the kernel cache
-        _run(_GE.format(size=args.size, fill=False), env)  # and the bytecode, for the rest
-        ge_runs = [_run(_GE.format(size=args.size, fill=False), env) for _ in range(args.runs)]
-        traced = _run(_GE.format(size=args.size, fill=False), env, ("-X", "importtime"))
+def _report(
+    args: argparse.Namespace,
+    ge_runs: list[dict[str, Any]],
+    filled: dict[str, Any],
+    traced: dict[str, Any],
+    env: dict[str, str],
+) -> None:
     ge = _medians(ge_runs)
     print(f"first call of x * y + x * 0.5 - y * y on {args.size} float32, fresh processes")
     print(f"{'':26} {'import ms':>10} {'decorate ms':>12} {'first call ms':>14} {'second ms':>10}")
@@ -153,6 +211,24 @@ def main() -> None:
     print("slowest imports in a ge process (cumulative ms, -X importtime, inflated by it):")
     for name, ms in _slowest_imports(traced["stderr"]):
         print(f"  {ms:8.1f}  {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per side")
+    parser.add_argument("--size", type=int, default=1 << 20, help="elements of x and y")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cache:
+        # bytecode is written (to a prefix in the temporary directory, so that the checkout
+        # is left as it is) even where the environment turns it off
+        env = {**os.environ, "GE_KERNEL_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": cache + "/pyc"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        filled = _run(_GE.format(size=args.size, fill=True), env)  # fills the kernel cache
+        _run(_GE.format(size=args.size, fill=False), env)  # and the bytecode, for the rest
+        ge_runs = [_run(_GE.format(size=args.size, fill=False), env) for _ in range(args.runs)]
+        traced = _run(_GE.format(size=args.size, fill=False), env, ("-X", "importtime"))
+        _report(args, ge_runs, filled, traced, env)
+        _while_compiling(args.size * 4, env)
 
 
 if __name__ == "__main__":

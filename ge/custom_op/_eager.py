@@ -551,7 +551,6 @@ def _call(p: _Prepared, loan: Loan) -> None:
 def _fresh_kwargs(p: _Prepared, loan: Loan) -> dict[str, Any]:
     """The attributes as this run receives them: list values copied, as the callback may
     mutate what it gets (``RuntimeAttrs`` reads the same copies)."""
-    assert loan.kwargs is not None
     values = [
         value if kind is VT.VT_TENSOR else _attr_value(kind, value)
         for kind, value in zip(p.attr_kinds, loan.kwargs.values(), strict=True)

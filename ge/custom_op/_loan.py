@@ -126,8 +126,9 @@ def _record(tensor: Tensor, lent: LentTensor) -> _Record:
 class Loan:
     """The borrowed objects of one run of an execute-path node (see the module doc).
 
-    ``args``/``kwargs`` are the callback's arguments (``None`` when they must be made per run:
-    a dynamic input's list or a list attribute is the callback's to mutate)."""
+    ``args`` are the callback's positional arguments (``None`` when they must be made per run:
+    a dynamic input's list is the callback's to mutate), ``kwargs`` its attributes (used as
+    they are only when none is a list, for the same reason)."""
 
     __slots__ = (
         "_attrs",
@@ -143,7 +144,7 @@ class Loan:
         "lease",
     )
 
-    def __init__(self, spec: LoanSpec, args: tuple[Any, ...] | None = None) -> None:
+    def __init__(self, spec: LoanSpec) -> None:
         self.lease = lease = _Lease()
         lease.alive = False
         self.inputs = [_lend(t, lease) for t in spec.inputs]
@@ -167,8 +168,8 @@ class Loan:
         templates = [*spec.inputs, *spec.outputs, *spec.tensor_attrs.values()]
         self._records = [_record(t, s) for t, s in zip(lent, templates, strict=True)]
         self._family = [self.ctx, self._attrs, *(v for t in lent for v in _family(t))]
-        self.args = args
-        self.kwargs: dict[str, Any] | None = dict(zip(spec.attr_names, values, strict=True))
+        self.args: tuple[Any, ...] | None = None
+        self.kwargs: dict[str, Any] = dict(zip(spec.attr_names, values, strict=True))
         self._counts: tuple[int, ...] = ()
 
     @classmethod
@@ -194,7 +195,7 @@ class Loan:
         self._blocks.append(block)
         return int(block.addr)
 
-    def open(self, addrs: np.ndarray, stream: int) -> EagerOpExecutionContext:
+    def open(self, addrs: np.ndarray, stream: int) -> None:
         """Point the loan at this run's buffers and stream and make it usable."""
         for tensor, buf, origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
             tensor._addr = addrs.item(buf)
@@ -206,7 +207,6 @@ class Loan:
             slot.addr = view._addr  # type: ignore[union-attr]
         ctx._stream = stream
         self.lease.alive = ctx._alive = self._attrs._alive = True
-        return ctx
 
     def close(self) -> bool:
         """Expire everything lent, free the run's workspaces; whether the loan may be lent

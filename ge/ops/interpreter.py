@@ -4,8 +4,12 @@ against.
 It walks the graph in topological order with an environment of numpy arrays, calling each op's
 numpy ``reference``; control-flow ops run their subgraphs through the same walk. (A Python
 custom op's reference runs its own implementation: ``ge.custom_op`` gives its ``OpDef`` one, so
-this module needs no knowledge of custom ops.) It is short on
-purpose and makes no attempt to be fast.
+this module needs no knowledge of custom ops.) ``eval_graph`` makes no attempt to be fast.
+
+``Program`` is the same walk prepared once for a graph that runs many times (``ge.jit``'s
+calls while their kernels compile): node order and per-node facts worked out up front, and
+nodes whose reference is a numpy ufunc run as that ufunc into reused buffers, so that an
+elementwise chain runs at numpy's own speed. Its results are ``eval_graph``'s (tested so).
 
     >>> import numpy as np
     >>> from ge.graph import Graph, TensorDesc
@@ -184,11 +188,12 @@ class _Step:
             return
         inputs = _gather(node, self.groups, env, self.optional, self.dynamic)
         outputs = list(node.output_descs)
-        if self.decided:
+        problem = self.problem
+        if self.decided:  # (a local: a Program's steps run in several threads at once)
             outputs = infer_on_values(node, op, inputs)
-            self.problem = _size_problem(node, outputs)
-        if self.problem is not None:  # before numpy tries (and fails some other way)
-            raise GeValueError(self.problem)
+            problem = _size_problem(node, outputs)
+        if problem is not None:  # before numpy tries (and fails some other way)
+            raise GeValueError(problem)
         ctx = ExecContext(
             op,
             inputs,
@@ -313,6 +318,8 @@ class Program:
         descs = [node.output_desc(port) for node, port in graph_outputs(graph)]
         self._dtypes = [numpy_dtype(d._data_type) for d in descs]
         self._buffer_specs = self._assign_buffers()
+        # the values a run makes in new buffers of their own: outputs returned as they are
+        self._made = {s.key for s in self._steps if isinstance(s, _UfuncStep) and s.pooled < 0}
         self._spare: list[list[np.ndarray]] = []
         self._lock = threading.Lock()
 
@@ -383,7 +390,7 @@ class Program:
         return [np.empty(shape, dtype) for shape, dtype in self._buffer_specs]
 
     def _owned_outputs(self, env: Env) -> list[np.ndarray]:
-        made = {s.key for s in self._steps if isinstance(s, _UfuncStep) and s.pooled < 0}
+        made = self._made
         results: list[np.ndarray] = []
         given: set[tuple[int, int]] = set()
         for key, dtype in zip(self._outputs, self._dtypes, strict=True):

@@ -542,3 +542,15 @@ def test_traced_0d_index_reads_a_copy() -> None:
         return x, r
 
     _check(fn, np.arange(12, dtype=np.float32).reshape(3, 4), np.array(-2))
+
+
+def test_many_live_views_all_see_every_write() -> None:
+    def fn(x: Any) -> Any:
+        rows = [x[i] for i in range(x.shape[0])]
+        cols = [x[:, j] for j in range(x.shape[1])]
+        for i in range(x.shape[0]):
+            x[i, i % x.shape[1]] = -float(i)
+        cols[1] += 0.5  # a write through one view reaches the base and the other views
+        return x, np.stack(rows), np.stack(cols)
+
+    _check(fn, np.arange(24, dtype=np.float32).reshape(6, 4))

@@ -100,6 +100,22 @@ def test_matches_numpy(
     _check(ge.jit(fn)(x), expected)
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda v: np.nanmedian(v, axis=0),
+        lambda v: np.nanquantile(v, [0.1, 0.6], axis=1, keepdims=True),
+        lambda v: np.nanpercentile(v, 35.0, axis=-1),
+    ],
+    ids=["nanmedian", "nanquantile", "nanpercentile"],
+)
+def test_non_contiguous_inputs(fn: Callable[..., Any]) -> None:
+    base = _draw("strided", (5, 12), "float32")
+    for view in (base[:, ::2], base.T[::2]):  # every other column; a transposed view
+        assert not view.flags.c_contiguous
+        _check(ge.jit(fn)(view), _numpy(fn, view))
+
+
 def test_a_row_of_nan_only_gives_nan_and_the_others_ignore_nan() -> None:
     x = np.array([[np.nan, np.nan, np.nan], [4.0, np.nan, 1.0], [2.0, 8.0, 5.0]], np.float32)
     median = ge.jit(lambda v: np.nanmedian(v, axis=1))(x)

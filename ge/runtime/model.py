@@ -45,16 +45,10 @@ from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime import memory
+from ge.runtime._om_data import GraphEntry, KernelTaskData, ModelData, ModelFormatError, PlanData
+from ge.runtime._om_read import unpack  # not ge.runtime.om, which imports the writer too
 from ge.runtime.executor import DIRECT_BYTES, PlanRunner, Target, lend_array
 from ge.runtime.kernel import DeviceRange
-from ge.runtime.om import (
-    GraphEntry,
-    KernelTaskData,
-    ModelData,
-    ModelFormatError,
-    PlanData,
-    unpack,
-)
 from ge.runtime.plan import BufferSpec, HostTask, KernelRef, Plan, kernel_task, load_binary
 
 if TYPE_CHECKING:

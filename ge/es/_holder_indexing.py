@@ -20,7 +20,7 @@ from ge.es import _advanced_index
 if TYPE_CHECKING:
     from ge.es.tensor_holder import TensorHolder
 
-__all__: list[str] = []
+__all__ = ["reslice"]
 
 
 def _index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
@@ -61,6 +61,32 @@ def _check_int_index(x: TensorHolder, key: tuple[Any, ...]) -> None:
 
 def _basic_index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
     _check_int_index(x, key)
+    begin, end, strides, masks = _slice_spec(key)
+    return x._op("StridedSlice", x, x._ints(begin), x._ints(end), x._ints(strides), attrs=masks)
+
+
+def reslice(x: TensorHolder, like: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
+    """``x[key]`` again for a view ``like`` whose base ``x`` changed: when ``like`` is still
+    the ``StridedSlice`` of that basic key, its begin/end/strides constants serve again (one
+    node, not four); otherwise ``_index``."""
+    node = like._node
+    edges = node._in_edges
+    if (
+        node.type != "StridedSlice"
+        or like._port != 0
+        or like._builder is not x._builder
+        or len(edges) != 4
+        or any(edge is None for edge in edges)
+        or _advanced_index.is_advanced(key)
+    ):
+        return _index(x, key)
+    masks = _slice_spec(key)[3]
+    builder = x._builder
+    return builder._holder(builder._add("StridedSlice", [(x._node, x._port), *edges[1:]], masks))
+
+
+def _slice_spec(key: tuple[Any, ...]) -> tuple[list[int], list[int], list[int], dict[str, int]]:
+    """A basic key as ``StridedSlice``'s begin, end, strides and masks."""
     begin, end, strides = [], [], []
     masks = dict.fromkeys(
         ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"), 0
@@ -88,12 +114,13 @@ def _basic_index(x: TensorHolder, key: tuple[Any, ...]) -> TensorHolder:
                 e = _as_int(item.stop, "a slice stop")
         else:
             raise GeTypeError(
-                f"unsupported index {item!r}: use ints, slices, None, ... or one integer array"
+                f"unsupported index {item!r}: use ints, slices, None, ..., integer arrays or "
+                f"boolean masks"
             )
         begin.append(b)
         end.append(e)
         strides.append(s)
-    return x._op("StridedSlice", x, x._ints(begin), x._ints(end), x._ints(strides), attrs=masks)
+    return begin, end, strides, masks
 
 
 def _as_int(value: Any, what: str) -> int:

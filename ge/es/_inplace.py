@@ -137,14 +137,14 @@ def _commit(x: TensorHolder, value: TensorHolder, skip: TensorHolder | None = No
 
 def _refresh(x: TensorHolder, skip: TensorHolder | None) -> None:
     """Slice every live recorded view of ``x`` (but ``skip``) again from its new value."""
-    from ge.es.tensor_holder import _index  # noqa: PLC0415  (it imports us)
+    from ge.es._holder_indexing import reslice  # noqa: PLC0415  (it imports us, indirectly)
 
     children = _CHILDREN.get(x)
     for ref in list(children.values()) if children else ():
         view = ref()
         link = _VIEWS.get(view) if view is not None and view is not skip else None
         if link is not None and link[0] is x:
-            view._rebind(_index(x, _key_tuple(link[1])))
+            view._rebind(reslice(x, view, _key_tuple(link[1])))
             _refresh(view, None)
 
 

@@ -26,7 +26,8 @@ dims it indexes). Decisions:
 * A *traced* boolean mask (``x[x > 0]``) selects a number of elements only known when the graph
   runs: reading with it is a ``GeValueError`` suggesting ``np.where(mask, x, fill)``. A boolean
   scalar index (``x[True]``) is a ``GeTypeError`` (use ``x[None]``).
-* ``coordinates`` (the setitem path) does not take ``None`` (``GeTypeError``).
+* ``coordinates`` (the setitem path) takes ``None`` too: the selection has numpy's size-1
+  dims there, and the value broadcasts to it as numpy's setitem does.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ def _check_count(key: tuple[Any, ...], ndim: int) -> int:
 def _expand(key: tuple[Any, ...], x: TensorHolder) -> list[Any]:
     """``key`` with ``...`` expanded, masks replaced by their index arrays and missing
     trailing dims filled with ``:``: one item per dim of ``x``."""
-    if any(k is None for k in key):
-        raise GeTypeError(f"indexing {x!r} with a traced index array does not take None: {key!r}")
+    if any(k is None for k in key):  # (callers widen ``x`` first: ``_new_axes``)
+        raise GeTypeError(f"indexing {x!r} with an index array: unexpected None in {key!r}")
     ndim = len(x.shape)
     if sum(k is Ellipsis for k in key) > 1:
         raise GeValueError("an index can only have a single ellipsis ('...')")
@@ -206,9 +207,35 @@ def _broadcast_shape(arrays: dict[int, TensorHolder]) -> tuple[int, ...]:
 
 
 def coordinates(x: TensorHolder, key: Any) -> TensorHolder:
-    """The ``[*result_shape, x.ndim]`` int64 coordinates ``x[key]`` selects."""
-    items, arrays = _prepare(x, key)
-    return _coordinates(x, items, arrays)
+    """The ``[*result_shape, x.ndim]`` int64 coordinates ``x[key]`` selects (``None`` in
+    ``key``: numpy's size-1 dims in ``result_shape``)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(k is None for k in items):
+        prepared, arrays = _prepare(x, items)
+        return _coordinates(x, prepared, arrays)
+    widened, widened_key = _new_axes(x, items)
+    prepared, arrays = _prepare(widened, widened_key)
+    coords = _coordinates(widened, prepared, arrays)
+    if 0 in coords.shape:
+        return x._operand(np.zeros([*coords.shape[:-1], len(x.shape)], np.int64))
+    new = _new_axis_dims(items, len(x.shape))
+    keep = np.asarray([d for d in range(len(widened.shape)) if d not in new], np.int64)
+    last = coords.ndim - 1  # drop the new axes' coordinates (always 0)
+    return coords._op("GatherV2", coords, x._operand(keep), coords._ints([last]), attrs={})
+
+
+def _new_axis_dims(key: tuple[Any, ...], ndim: int) -> list[int]:
+    """The dims ``None`` adds, as dims of ``x[key's None and ...]``."""
+    taken = _check_count(key, ndim)
+    dims: list[int] = []
+    at = 0
+    for k in key:
+        if k is None:
+            dims.append(at)
+            at += 1
+        else:
+            at += ndim - taken if k is Ellipsis else _dims_taken(k)
+    return dims
 
 
 def _coordinates(

@@ -5,7 +5,11 @@
 - ``DumpFormat.kOnnx``: an ONNX-style ``graph { node { ... } }`` text (op types, names, edges),
   written as ``ge_onnx_<n>_graph_<n>_<suffix>.pbtxt`` like GE; it carries structure only.
 
-Files go to the current directory, numbered by a process-wide counter. Checks as GE's
+Files are numbered by a process-wide counter and go where GE's ``graph_utils.cc`` puts them
+(GE_ERRORS.md §12.1.6): ``$NPU_COLLECT_PATH/extra-info/graph/<pid>_<device>/`` when that is
+set, else ``$DUMP_GRAPH_PATH/pid_<pid>_deviceid_<device>/``, else the current directory; the
+device is 0 (the CPU device) and the directory is created. Decision: GE's third choice, the
+Ascend work path, has no counterpart here and is skipped. Checks as GE's
 (GE_ERRORS.md §2.1): ``suffix`` before ``format``; a file that cannot be written is
 ``RuntimeError("Failed to dump graph: <name> to file format DumpFormat.<f> with suffix <s>")``.
 """
@@ -13,6 +17,7 @@ Files go to the current directory, numbered by a process-wide counter. Checks as
 from __future__ import annotations
 
 import itertools
+import os
 from typing import TYPE_CHECKING
 
 from ge.error import GeError, GeTypeError
@@ -68,13 +73,33 @@ def dump_text(graph: Graph, format: DumpFormat) -> str:
     return str(text_format.MessageToString(model))
 
 
+_DEVICE_ID = 0  # the CPU device
+
+
+def _dump_dir() -> str:
+    """The directory GE writes dump files to, from the environment ("" = the current one)."""
+    pid = os.getpid()
+    collect = os.environ.get("NPU_COLLECT_PATH")
+    if collect:
+        return os.path.join(collect, "extra-info", "graph", f"{pid}_{_DEVICE_ID}")
+    dump = os.environ.get("DUMP_GRAPH_PATH")
+    if dump:
+        return os.path.join(dump, f"pid_{pid}_deviceid_{_DEVICE_ID}")
+    return ""
+
+
 def dump_file(graph: Graph, format: DumpFormat, suffix: str) -> str:
     if not isinstance(suffix, str):
         raise GeTypeError(f"Suffix must be a string, got {type(suffix).__name__}")
     _check_format(format)
     text = dump_text(graph, format)
-    path = _FILE_PATTERNS[format].format(n=next(_COUNTER), g=0, suffix=suffix)
+    directory = _dump_dir()
+    path = os.path.join(
+        directory, _FILE_PATTERNS[format].format(n=next(_COUNTER), g=0, suffix=suffix)
+    )
     try:
+        if directory:
+            os.makedirs(directory, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:

@@ -298,3 +298,55 @@ def test_npu_collect_path_comes_before_dump_graph_path(
     monkeypatch.setenv("DUMP_GRAPH_PATH", str(tmp_path / "b"))
     Graph("g").dump_to_file(DumpFormat.kTxt, "s")
     assert list((tmp_path / "a").rglob("ge_proto_*_s.txt")) and not (tmp_path / "b").exists()
+
+
+# --- §12.1.1 dynamic subgraph names, nested subgraphs depth-first -----------------------------
+
+
+def _unary_branch(name: str, op: Any) -> Graph:
+    s = GraphBuilder(name)
+    return s.build_and_reset([op(s.create_input(0, shape=[2]))])
+
+
+def _if_branch(name: str) -> Graph:
+    s = GraphBuilder(name)
+    y = s.create_input(0, shape=[2])
+    cond = ge.es.Cast(s.create_scalar_int64(1), dst_type=int(DT.DT_BOOL))
+    out = ge.es.If(
+        cond, [y], 1, _unary_branch(f"{name}_t", ge.es.Relu), _unary_branch(f"{name}_e", ge.es.Neg)
+    )
+    return s.build_and_reset([out[0]])
+
+
+def test_readable_dump_of_case_with_a_nested_if() -> None:
+    """``branches<k>`` (no underscore) for a dynamic subgraph IR; each subgraph after its
+    graph, depth-first in reference order: b0, b1, b1's then/else, b2."""
+    b = GraphBuilder("root")
+    index = b.create_input(0, data_type=DT.DT_INT32)
+    x = b.create_input(1, shape=[2])
+    branches = [_unary_branch("b0", ge.es.Relu), _if_branch("b1"), _unary_branch("b2", ge.es.Abs)]
+    out = ge.es.Case(index, [x], 1, branches)
+    text = str(b.build_and_reset([out[0]]))
+    assert text.splitlines()[3] == (
+        "  %Case_0 : [#users=1] = Node[type=Case] (inputs = (branch_index=%input_0, "
+        "input_0=%input_1), attrs = {branches0: %b0, branches1: %b1, branches2: %b2})"
+    )
+    headers = [line for line in text.splitlines() if line.startswith("graph(")]
+    assert headers == [f'graph("{n}"):' for n in ("root", "b0", "b1", "b1_t", "b1_e", "b2")]
+    assert (
+        "  %If_2 : [#users=1] = Node[type=If] (inputs = (cond=%Cast_1, input_0=%input_0), "
+        "attrs = {then_branch: %b1_t, else_branch: %b1_e})\n"
+    ) in text
+    assert "\n\ngraph(" in text and not text.endswith("\n\n")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="_generator.py raises ValueError; tests/es/test_ge_errors.py pins it"
+)
+def test_a_failed_op_with_a_single_dynamic_output_returns_an_empty_list() -> None:
+    """§3.5 step 7: the zeroed C struct has ``num == 0`` (If, Case, While have one dynamic
+    output); only a single or static output is ``ValueError("Tensor handle cannot be None")``."""
+    b = GraphBuilder("g")
+    cond = b.create_input(0, data_type=DT.DT_BOOL)
+    x = b.create_input(1)
+    assert ge.es.If(cond, [x], 1, _branch("bad", outputs=2), _branch("e")) == []

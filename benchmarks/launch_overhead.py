@@ -20,7 +20,7 @@ from _timing import median_seconds
 
 from ge.runtime import Stream, compile_kernel, launch_kernel, load_kernel_binary
 from ge.runtime import _launcher as launcher
-from ge.runtime.kernel import KernelFunction, _pool
+from ge.runtime._launch import KernelFunction, _pool
 
 TASKS = 10
 

@@ -16,7 +16,9 @@ abort the process inside the JIT); otherwise, or if that code is no sound ELF ob
 compiled again. Parsing the IR was most of an offline model's load time, so it is skipped
 when the code fits.
 ``launch_kernel`` runs blocks ``0..block_dim-1`` on the native thread pool of
-``ge.runtime._launcher`` (a Python thread pool where there is none), in ``stream`` order.
+``ge.runtime._launcher`` (a Python thread pool where there is none), in ``stream`` order; it
+and the other launch-side names live in ``ge.runtime._launch`` (re-exported here), so that
+editing them does not change this file, which the kernel cache's key covers.
 
 Memory safety (the device's contract: no kernel writes outside the memory it names):
 
@@ -61,40 +63,41 @@ import ctypes
 import functools
 import hashlib
 import json
-import os
 import struct
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from ge._device.memory import DeviceMemoryError, device_memory
-from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.options import Options, current_options, using_options
-from ge.runtime import _launcher
-from ge.runtime.stream import Stream, resolve_stream
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+from ge.runtime._launch import (
+    DeviceRange,
+    KernelFunction,
+    describe_failure,
+    failure_mark,
+    launch_kernel,
+    run_blocks,
+)
 
 __all__ = [
     "DeviceRange",
     "KernelBinary",
     "KernelFunction",
     "compile_kernel",
+    "describe_failure",
+    "failure_mark",
     "kernel_array",
     "launch_kernel",
     "load_kernel_binary",
+    "run_blocks",
 ]
 
 _MAGIC = b"GEKB"
 _FORMAT_VERSION = 2
 _DIGEST = 32  # the SHA-256 of everything before it, at the end of a binary
 _STATUS_SUFFIX = "__ge_status"
-_ENV_BOUNDSCHECK = "GE_KERNEL_BOUNDSCHECK"
-_CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
 def kernel_array(addr: int, count: int, dtype: Any) -> np.ndarray:
@@ -110,28 +113,6 @@ def kernel_array(addr: int, count: int, dtype: Any) -> np.ndarray:
         raise GeValueError(f"kernel_array: {e}") from None
     array: np.ndarray = view.view(np_dtype)
     return array
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceRange:
-    """An address argument with its extent, checked against live memory at launch.
-    ``generation`` (from ``DeviceRange.of(block)``) also refuses it once the block it came
-    from was freed, even if its address was reused; 0 checks the range alone."""
-
-    addr: int
-    nbytes: int
-    generation: int = 0
-
-    @classmethod
-    def of(cls, block: MemBlock, offset: int = 0, nbytes: int | None = None) -> DeviceRange:
-        """The range ``[block.addr + offset, +nbytes)`` of ``block`` (to its end by default),
-        tied to the block's generation."""
-        size = block.size - offset if nbytes is None else nbytes
-        if offset < 0 or size < 0 or offset + size > block.size:
-            raise GeValueError(
-                f"DeviceRange.of: offset {offset} and nbytes {size} do not fit in {block!r}"
-            )
-        return cls(block.addr + offset, size, block.generation)
 
 
 @contextlib.contextmanager
@@ -399,31 +380,6 @@ def _missing_features(wanted: str, have: str) -> list[str]:
     return sorted(f[1:] for f in wanted.split(",") if f.startswith("+") and f[1:] not in host)
 
 
-class KernelFunction:
-    """One kernel entry point of a loaded binary."""
-
-    __slots__ = ("_binary", "_status", "address", "name", "status_address")
-
-    def __init__(self, binary: KernelBinary, name: str, address: int, status: int) -> None:
-        self._binary = binary  # keeps the JIT engine (and the code) alive
-        self.name = name
-        self.address = address
-        self.status_address = status  # i32 (block_idx, block_dim, args): 0 = ok
-        self._status = _CFUNC(status)
-
-    def __call__(self, block_idx: int, block_dim: int, args: np.ndarray) -> int:
-        """Run one block now, on this thread; returns Numba's status (0 = ok)."""
-        return int(self._status(block_idx, block_dim, args.ctypes.data))
-
-    @property
-    def binary(self) -> KernelBinary:
-        """The loaded binary this function is an entry point of."""
-        return self._binary
-
-    def __repr__(self) -> str:
-        return f"<KernelFunction {self.name} at {self.address:#x}>"
-
-
 class KernelBinary:
     """A loaded kernel binary; ``get_function(name)`` returns its entry points and ``data``
     the bytes it was loaded from (what a model file stores)."""
@@ -463,152 +419,3 @@ class KernelBinary:
 def load_kernel_binary(data: bytes) -> KernelBinary:
     """Load a binary made by ``compile_kernel`` (in this process or any other)."""
     return KernelBinary(data)
-
-
-# --- launching ----------------------------------------------------------------------------------
-@functools.cache
-def _pool() -> ThreadPoolExecutor:
-    """Python threads for blocks where the native launcher is missing (imported only then: the
-    module and the logging it pulls in cost a fresh process ~10 ms)."""
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ge-block")
-
-
-if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's pool threads
-    os.register_at_fork(after_in_child=_pool.cache_clear)
-
-
-_Range = tuple[int, int, int]  # (addr, nbytes, generation or 0)
-
-
-def _ranges(args: Sequence[Any]) -> tuple[list[int], list[_Range], list[int]]:
-    """The packed values of ``args``, the device ranges among them, and each range's index."""
-    values: list[int] = []
-    ranges: list[_Range] = []
-    where: list[int] = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, MemBlock):
-            ranges.append((*arg.checked(), arg.generation))  # a hand-made one may hold anything
-        elif isinstance(arg, DeviceRange):
-            ranges.append((arg.addr, arg.nbytes, arg.generation))
-        elif hasattr(arg, "addr") and hasattr(arg, "nbytes"):  # a device ge.graph.Tensor
-            ranges.append((int(arg.addr), int(arg.nbytes), 0))
-        elif isinstance(arg, (int, np.integer)) and not isinstance(arg, bool):
-            value = int(arg)
-            if not -(2**63) <= value < 2**64:
-                raise GeValueError(f"args[{i}] = {value} does not fit in 64 bits")
-            values.append(value - 2**64 if value >= 2**63 else value)
-            continue
-        else:
-            raise GeTypeError(
-                f"args[{i}] must be an int, MemBlock, DeviceRange or device "
-                f"Tensor, got {type(arg).__name__}"
-            )
-        values.append(ranges[-1][0])
-        where.append(i)
-    return values, ranges, where
-
-
-def describe_failure(name: str, status: int, args: np.ndarray, mark: int | None = None) -> str:
-    """What went wrong in a launch of kernel ``name`` with ``args`` that returned ``status``:
-    the view it was refused, naming the argument that holds the refused address, or else
-    Numba's status. ``mark`` (from ``failure_mark()`` before the launch) also attributes a
-    refused view at an address the kernel computed; without it only refusals of an argument's
-    own address are attributed (another launch may have been refused meanwhile)."""
-    refused = device_memory().guard().failures_since(0 if mark is None else mark)
-    values = [int(v) % 2**64 for v in args.tolist()]
-    ours = [r for r in refused if r[1] in values]
-    if not ours and mark is not None:
-        ours = refused
-    if not ours:
-        return (
-            f"kernel {name} failed (status {status}): it raised, or an index was out of range "
-            f"of a view (with {_ENV_BOUNDSCHECK}=1), or it viewed memory that is not live"
-        )
-    _, addr, count, itemsize = ours[-1] if mark is None else ours[0]
-    source = f"args[{values.index(addr)}]" if addr in values else "an address computed in it"
-    return (
-        f"kernel {name}: its kernel_array view of {count} elements of {itemsize} bytes at "
-        f"{addr:#x} (from {source}) is not inside live device memory (a wild, host, freed "
-        f"or past-the-end address)"
-    )
-
-
-def failure_mark() -> int:
-    """A mark to pass to ``describe_failure`` after a launch that starts now."""
-    return device_memory().guard().mark()
-
-
-def _run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> None:
-    mark = failure_mark()
-    status = run_blocks(function, block_dim, args)
-    if status:
-        raise GeError(describe_failure(function.name, status, args, mark))
-
-
-def run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> int:
-    """Run blocks ``0..block_dim-1`` now (on the native pool when there is one, else on a
-    Python thread pool); returns 0 or a failing block's status."""
-    if block_dim == 1:
-        return function(0, 1, args)
-    if _launcher.available():
-        return _launcher.launch(function.status_address, block_dim, args.ctypes.data)
-    futures = [_pool().submit(function, b, block_dim, args) for b in range(block_dim)]
-    return next((s for s in (f.result() for f in futures) if s), 0)
-
-
-def launch_kernel(
-    function: KernelFunction, block_dim: int, stream: Stream | int, args: Sequence[Any]
-) -> None:
-    """Queue ``function`` on ``stream`` with ``block_dim`` parallel blocks and ``args``.
-
-    Returns at once; a failure (bad address, kernel error) surfaces at
-    ``stream.synchronize()``.
-    """
-    if (  # the common case, checked in one pass: plain int64 arguments (no ranges to hold)
-        type(function) is KernelFunction
-        and type(block_dim) is int
-        and 1 <= block_dim < 2**32
-        and type(args) is list
-        and args
-        and all(type(a) is int and -(2**63) <= a < 2**63 for a in args)
-    ):
-        packed = np.array(args, dtype=np.int64)
-        resolve_stream(stream).submit(
-            lambda: _run_blocks(function, block_dim, packed), name=f"kernel {function.name}"
-        )
-        return
-    if not isinstance(function, KernelFunction):
-        raise GeTypeError(f"function must be a KernelFunction, got {type(function).__name__}")
-    if isinstance(block_dim, bool) or not isinstance(block_dim, int):
-        raise GeTypeError(f"block_dim must be an int, got {type(block_dim).__name__}")
-    if not 1 <= block_dim <= 2**32 - 1:
-        raise GeValueError(f"block_dim must be in [1, 2**32 - 1], got {block_dim}")
-    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
-        raise GeTypeError(
-            f"args must be a list of ints, MemBlocks, DeviceRanges or device Tensors, "
-            f"got {type(args).__name__}"
-        )
-    target = resolve_stream(stream)
-    values, ranges, where = _ranges(args)
-    packed = np.array(values, dtype=np.int64) if values else np.zeros(1, np.int64)
-    memory = device_memory()
-    try:
-        held = memory.use(ranges)
-    except DeviceMemoryError as e:
-        refusal = GeValueError(f"launch of {function.name} refused: args[{where[e.position]}]: {e}")
-        target.submit(_raiser(refusal), name=f"kernel {function.name}")
-        return
-    target.submit(
-        lambda: _run_blocks(function, block_dim, packed),
-        name=f"kernel {function.name}",
-        settle=lambda: memory.unuse(held),
-    )
-
-
-def _raiser(error: Exception) -> Callable[[], None]:
-    def fail() -> None:
-        raise error
-
-    return fail

@@ -24,7 +24,9 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
 - ``median``: a sort, then the mean of the middle one or two elements as ``np.mean`` computes
   it (float16 through float32, ints and bool in float64); a NaN in the slice gives NaN; an
   empty slice gives NaN (numpy warns). ``overwrite_input`` is accepted and ignored.
-- ``quantile``/``percentile``: ``method='linear'`` only (numpy's default), ``q`` a constant
+- ``quantile``/``percentile``: ``method`` ``'linear'`` (numpy's default), ``'lower'``,
+  ``'higher'``, ``'nearest'`` (the element at numpy's rounded index, in the input's dtype) or
+  ``'midpoint'`` (the other H&F methods and ``weights`` are refused), ``q`` a constant
   (any shape); the positions, weights and interpolation (``_lerp``) are numpy's, so are the
   result types (a Python float ``q`` promotes weakly). An empty slice is refused (numpy
   raises IndexError).
@@ -37,7 +39,7 @@ shape. Decisions where numpy is silent or a graph cannot follow it:
   without ``q``'s axes. Inputs without NaN (ints, bools) take the ``median``/``quantile``
   rules, as numpy does. Where numpy's ``apply_along_axis`` would take the result dtype from
   the first slice (an all-NaN first slice with an array ``q`` of another float type), the
-  result has the type the other slices give. ``method='linear'`` only.
+  result has the type the other slices give. The same ``method`` values as ``quantile``.
 """
 
 from __future__ import annotations
@@ -362,12 +364,41 @@ def _lerp(lo: TensorHolder, hi: TensorHolder, t: Any, upper: bool) -> TensorHold
     return result
 
 
-def _quantile_at(s: TensorHolder, virtual: Any, weak: bool, n: int) -> TensorHolder:
-    """The quantile at ``virtual`` of the sorted last axis of ``s`` (``_quantile``'s steps)."""
-    if np.asarray(virtual).dtype.kind in "iu":  # an integer q: no interpolation
+# numpy's discrete methods: the virtual index rounded to an element (no interpolation)
+_DISCRETE: dict[str, Callable[..., Any]] = {
+    "lower": np.floor,
+    "higher": np.ceil,
+    "nearest": np.rint,
+}
+_METHODS = ("linear", "midpoint", *_DISCRETE)
+
+
+def _check_method(method: Any, what: str) -> None:
+    if method not in _METHODS:
+        raise GeValueError(
+            f"np.{what} of a traced value supports method {', '.join(map(repr, _METHODS))}, "
+            f"got {method!r}"
+        )
+
+
+def _virtual(n: int, qs: np.ndarray, method: str) -> np.ndarray:
+    """numpy's virtual indexes of ``qs`` in ``n`` sorted elements for ``method``."""
+    virtual = np.asanyarray((n - 1) * qs)
+    rounding = _DISCRETE.get(method)
+    return virtual if rounding is None else rounding(virtual).astype(np.intp)
+
+
+def _quantile_at(
+    s: TensorHolder, virtual: Any, weak: bool, n: int, method: str = "linear"
+) -> TensorHolder:
+    """The quantile at ``virtual`` of the sorted last axis of ``s`` (``_quantile``'s steps;
+    ``midpoint`` fixes gamma at 0.5, or 0 on an element)."""
+    if np.asarray(virtual).dtype.kind in "iu":  # an integer index: no interpolation
         return _at(s, int(virtual) % n)
     below, above = _neighbours(float(virtual), n)
     gamma = np.asarray(virtual - below, np.asarray(virtual).dtype)  # numpy keeps q's type
+    if method == "midpoint":
+        gamma = np.asarray(0.0 if virtual % 1 == 0 else 0.5, gamma.dtype)
     t: Any = float(gamma) if weak else gamma
     return _lerp(_at(s, below % n), _at(s, above % n), t, bool(gamma >= 0.5))
 
@@ -382,10 +413,7 @@ def _quantile_rule(what: str, percent: bool) -> Rule:
         method: str = "linear",
         keepdims: bool = False,
     ) -> TensorHolder:
-        if method != "linear":
-            raise GeValueError(
-                f"np.{what} of a traced value supports method='linear', got {method!r}"
-            )
+        _check_method(method, what)
         qs, weak = _q_values(q, percent, what)
         x = _h(anchor, a)
         rows, kept, keep_shape = _rows(x, axis, what)
@@ -394,10 +422,9 @@ def _quantile_rule(what: str, percent: bool) -> Rule:
             raise GeValueError(f"np.{what}: cannot take a quantile of an empty slice")
         shape = keep_shape if keepdims else kept
         s = _sorted(rows, rows.ndim - 1)[0]
-        virtual = np.asanyarray((n - 1) * qs)  # numpy's linear virtual index
         parts = [
-            _nan_of(_quantile_at(s, v, weak, n), _at(s, n - 1), x.dtype)
-            for v in virtual.reshape(-1)
+            _nan_of(_quantile_at(s, v, weak, n, method), _at(s, n - 1), x.dtype)
+            for v in _virtual(n, qs, method).reshape(-1)
         ]
         return _stack_q(parts, qs.shape, shape)
 
@@ -470,19 +497,25 @@ def _nanmedian(
 
 
 def _nan_quantile_at(
-    s: TensorHolder, count: TensorHolder, q: Any, weak: bool, dtype: np.dtype[Any]
+    s: TensorHolder, count: TensorHolder, q: Any, weak: bool, dtype: np.dtype[Any], method: str
 ) -> TensorHolder:
-    """numpy's linear quantile ``q`` of each row's first ``count`` sorted elements
+    """numpy's quantile ``q`` by ``method`` of each row's first ``count`` sorted elements
     (``_quantile``'s ``_get_indexes``, ``_get_gamma`` and ``_lerp`` with a traced count)."""
     last = count - 1
     if np.asarray(q).dtype.kind in "biu":  # an integer q (0 or 1): no interpolation
         return _pick(s, last * int(q))
     q_dtype = np.asarray(q).dtype
     virtual = last.astype(q_dtype) * s._operand(np.asarray(q, q_dtype))
+    if method in _DISCRETE:  # numpy takes the element at the rounded index
+        return _pick(s, cast(TensorHolder, _DISCRETE[method](virtual)).astype(np.int64))
     floor = cast(TensorHolder, np.floor(virtual))
     above = virtual >= last.astype(q_dtype)
     clipped = floor._op("SelectV2", above, floor._operand(np.asarray(-1, q_dtype)), floor)
     gamma = virtual - clipped  # numpy's, from the previous index it clipped to -1
+    if method == "midpoint":
+        on_element = virtual == floor
+        zero, half = (gamma._operand(np.asarray(v, q_dtype)) for v in (0.0, 0.5))
+        gamma = gamma._op("SelectV2", on_element, zero, half)
     previous = last._op("SelectV2", above, last, floor.astype(np.int64))
     lo, hi = _pick(s, previous), _pick(s, last._op("SelectV2", above, last, previous + 1))
     t = gamma.astype(dtype) if weak else gamma  # weak: numpy's float(gamma)
@@ -504,21 +537,18 @@ def _nan_quantile_rule(what: str, percent: bool) -> Rule:
         method: str = "linear",
         keepdims: bool = False,
     ) -> TensorHolder:
-        if method != "linear":
-            raise GeValueError(
-                f"np.{what} of a traced value supports method='linear', got {method!r}"
-            )
+        _check_method(method, what)
         qs, weak = _q_values(q, percent, what)
         x = _h(anchor, a)
         if math.prod(_known(x, what)) == 0:
             return _empty_nan(x, axis, keepdims, what)
         if x.dtype.kind != "f":  # no NaN to ignore: numpy gives the quantile
-            result: TensorHolder = plain(anchor, x, q, axis, keepdims=keepdims)
+            result: TensorHolder = plain(anchor, x, q, axis, method=method, keepdims=keepdims)
             return result
         rows, kept, keep_shape = _rows(x, axis, what)
         s, count = _sorted(rows, rows.ndim - 1)[0], _valid_count(rows)
         parts = [
-            _all_nan_is_nan(_nan_quantile_at(s, count, v, weak, x.dtype), count)
+            _all_nan_is_nan(_nan_quantile_at(s, count, v, weak, x.dtype, method), count)
             for v in qs.reshape(-1)
         ]
         return _stack_q(parts, qs.shape, keep_shape if keepdims else kept)

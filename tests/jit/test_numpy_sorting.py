@@ -93,6 +93,14 @@ CASES: tuple[Case, ...] = (
     Case("quantile_int_q", lambda x: np.quantile(x, 1, axis=0), dtypes=NO_BOOL),
     Case("quantile_ends", lambda x: np.quantile(x, [0.0, 1.0]), dtypes=NO_BOOL, quick=False),
     Case("percentile", lambda x: np.percentile(x, 40, axis=-1), dtypes=NO_BOOL),
+    Case("quantile_lower", lambda x: np.quantile(x, [0.2, 0.7], axis=1, method="lower")),
+    Case("quantile_higher", lambda x: np.quantile(x, 0.45, axis=0, method="higher"), (5, 3)),
+    Case("quantile_nearest", lambda x: np.quantile(x, [0.1, 0.5, 0.9], method="nearest")),
+    Case(
+        "percentile_midpoint",
+        lambda x: np.percentile(x, [0, 30, 100], axis=-1, method="midpoint"),
+        dtypes=NO_BOOL,
+    ),
     Case(
         "percentile_2d_q",
         lambda x: np.percentile(x, [[10, 50], [75, 100]]),
@@ -225,7 +233,7 @@ BAD: tuple[tuple[str, Callable[..., Any], type[Exception], str], ...] = (
     ("partition_kth_type", lambda x: np.partition(x, 1.5), GeTypeError, "kth"),
     ("median_out", lambda x: np.median(x, out=x), GeTypeError, "'out'"),
     ("median_axis", lambda x: np.median(x, axis=(0, 0)), GeValueError, "repeated axis"),
-    ("quantile_method", lambda x: np.quantile(x, 0.5, method="nearest"), GeValueError, "linear"),
+    ("quantile_method", lambda x: np.quantile(x, 0.5, method="weibull"), GeValueError, "linear"),
     ("quantile_range", lambda x: np.quantile(x, 1.5), GeValueError, "range [0, 1]"),
     ("percentile_range", lambda x: np.percentile(x, -1), GeValueError, "range [0, 100]"),
     ("quantile_empty", lambda x: np.quantile(x[:0], 0.5), GeValueError, "empty"),

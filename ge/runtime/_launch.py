@@ -67,20 +67,36 @@ class DeviceRange:
 
 
 class KernelFunction:
-    """One kernel entry point of a loaded binary."""
+    """One kernel entry point of a loaded binary. ``label`` (``"kernel <name>"``) names its
+    launches on a stream, and ``failure_mark`` is the device guard's ``mark``, bound once
+    (see ``failure_mark()``): a launch reads both without a lookup."""
 
-    __slots__ = ("_binary", "_status", "address", "name", "status_address")
+    __slots__ = (
+        "_binary",
+        "_status",
+        "address",
+        "failure_mark",
+        "label",
+        "name",
+        "status_address",
+    )
 
     def __init__(self, binary: KernelBinary, name: str, address: int, status: int) -> None:
         self._binary = binary  # keeps the JIT engine (and the code) alive
         self.name = name
+        self.label = f"kernel {name}"
         self.address = address
         self.status_address = status  # i32 (block_idx, block_dim, args): 0 = ok
         self._status = _CFUNC(status)
+        self.failure_mark: Callable[[], int] = device_memory().guard().mark
 
     def __call__(self, block_idx: int, block_dim: int, args: np.ndarray) -> int:
         """Run one block now, on this thread; returns Numba's status (0 = ok)."""
         return int(self._status(block_idx, block_dim, args.ctypes.data))
+
+    def run_block_at(self, block_idx: int, block_dim: int, args_address: int) -> int:
+        """``self(block_idx, block_dim, args)`` with the arguments' address."""
+        return int(self._status(block_idx, block_dim, args_address))
 
     @property
     def binary(self) -> KernelBinary:
@@ -166,22 +182,46 @@ def failure_mark() -> int:
     return device_memory().guard().mark()
 
 
-def _run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> None:
-    mark = failure_mark()
-    status = run_blocks(function, block_dim, args)
+_Packed = ctypes.Array[ctypes.c_int64]
+
+
+@functools.cache
+def _int64s(count: int) -> type[_Packed]:
+    """The ctypes type of ``count`` int64s (made once per count)."""
+    return ctypes.c_int64 * count
+
+
+def _run_packed(function: KernelFunction, block_dim: int, packed: _Packed) -> None:
+    mark = function.failure_mark()
+    status = _run_at(function, block_dim, ctypes.addressof(packed))
     if status:
+        args = np.frombuffer(memoryview(packed), np.int64)
         raise GeError(describe_failure(function.name, status, args, mark))
 
 
 def run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> int:
     """Run blocks ``0..block_dim-1`` now (on the native pool when there is one, else on a
     Python thread pool); returns 0 or a failing block's status."""
+    return _run_at(function, block_dim, args.ctypes.data)
+
+
+def _run_at(function: KernelFunction, block_dim: int, args_address: int) -> int:
+    """``run_blocks`` with the arguments' address. The native launch is tried first; only its
+    ``GeError`` for a process without the native pool sends the blocks to the Python one."""
+    try:
+        return _launcher.launch(function.status_address, block_dim, args_address)
+    except GeError:
+        if _launcher.available():  # (raises again if GE_NUM_THREADS is wrong)
+            raise
     if block_dim == 1:
-        return function(0, 1, args)
-    if _launcher.available():
-        return _launcher.launch(function.status_address, block_dim, args.ctypes.data)
-    futures = [_pool().submit(function, b, block_dim, args) for b in range(block_dim)]
-    return next((s for s in (f.result() for f in futures) if s), 0)
+        return function.run_block_at(0, 1, args_address)
+    blocks = [
+        _pool().submit(function.run_block_at, b, block_dim, args_address) for b in range(block_dim)
+    ]
+    return next((s for s in (f.result() for f in blocks) if s), 0)
+
+
+_INTS = {int}
 
 
 def launch_kernel(
@@ -192,19 +232,26 @@ def launch_kernel(
     Returns at once; a failure (bad address, kernel error) surfaces at
     ``stream.synchronize()``.
     """
-    if (  # the common case, checked in one pass: plain int64 arguments (no ranges to hold)
+    if (  # the common case: plain int arguments (no ranges to hold)
         type(function) is KernelFunction
         and type(block_dim) is int
         and 1 <= block_dim < 2**32
         and type(args) is list
         and args
-        and all(type(a) is int and -(2**63) <= a < 2**63 for a in args)
+        and {*map(type, args)} == _INTS
     ):
-        packed = np.array(args, dtype=np.int64)
-        resolve_stream(stream).submit(
-            lambda: _run_blocks(function, block_dim, packed), name=f"kernel {function.name}"
-        )
-        return
+        packed = _int64s(len(args))(*args)
+        if packed[:] == args:  # else one is outside int64 (ctypes wraps it): checked below
+            run = functools.partial(_run_packed, function, block_dim, packed)
+            resolve_stream(stream).submit(run, name=function.label)
+            return
+    _launch_checked(function, block_dim, stream, args)
+
+
+def _launch_checked(
+    function: KernelFunction, block_dim: int, stream: Stream | int, args: Sequence[Any]
+) -> None:
+    """``launch_kernel`` for any arguments: each checked, ranges held until the launch ran."""
     if not isinstance(function, KernelFunction):
         raise GeTypeError(f"function must be a KernelFunction, got {type(function).__name__}")
     if isinstance(block_dim, bool) or not isinstance(block_dim, int):
@@ -218,17 +265,17 @@ def launch_kernel(
         )
     target = resolve_stream(stream)
     values, ranges, where = _ranges(args)
-    packed = np.array(values, dtype=np.int64) if values else np.zeros(1, np.int64)
+    packed = _int64s(len(values))(*values) if values else _int64s(1)()
     memory = device_memory()
     try:
         held = memory.use(ranges)
     except DeviceMemoryError as e:
         refusal = GeValueError(f"launch of {function.name} refused: args[{where[e.position]}]: {e}")
-        target.submit(_raiser(refusal), name=f"kernel {function.name}")
+        target.submit(_raiser(refusal), name=function.label)
         return
     target.submit(
-        lambda: _run_blocks(function, block_dim, packed),
-        name=f"kernel {function.name}",
+        functools.partial(_run_packed, function, block_dim, packed),
+        name=function.label,
         settle=lambda: memory.unuse(held),
     )
 

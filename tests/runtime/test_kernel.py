@@ -785,6 +785,68 @@ def test_launch_rejects_an_int_wider_than_64_bits(
     assert (Dev.get(yb, 2, np.float64) == -1.0).all()
 
 
+@pytest.mark.parametrize("arg", [2**64, -(2**63) - 1, 10**30])
+def test_launch_of_plain_ints_rejects_one_wider_than_64_bits(
+    arg: int, ew: KernelFunction, dev: Dev, stream: Stream
+) -> None:
+    """A list of plain ints takes the fast path, whose packing wraps silently (ctypes): a
+    value outside int64 must still get the checked path's error, naming the argument."""
+    xb, yb = dev.put(np.ones(2)), dev.empty(2, np.float64, -1.0)
+    with pytest.raises(GeValueError, match=rf"args\[2\] = {arg} does not fit in 64 bits"):
+        launch_kernel(ew, 1, stream, [xb.addr, yb.addr, arg])
+    stream.synchronize()
+    assert (Dev.get(yb, 2, np.float64) == -1.0).all()
+
+
+def test_launch_of_plain_ints_above_2_63_passes_their_bits(
+    scalars: KernelFunction, dev: Dev, stream: Stream
+) -> None:
+    ub, ib, ids = dev.empty(2, np.uint64), dev.empty(3, np.int64), dev.empty(3, np.int64, -1)
+    big = 2**63 + 12345
+    args = [ub.addr, ib.addr, ids.addr, big, 2**64 - 1, -3, 2**63 - 1, -(2**63)]
+    launch_kernel(scalars, 3, stream, args)
+    stream.synchronize()
+    assert Dev.get(ub, 2, np.uint64).tolist() == [big, 2**64 - 1]
+    assert Dev.get(ib, 3, np.int64).tolist() == [-3, 2**63 - 1, -(2**63)]
+    assert Dev.get(ids, 3, np.int64).tolist() == [3, 1003, 2003]
+
+
+@pytest.fixture
+def no_native_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process where the native launcher cannot run: launches use the Python pool."""
+    from ge.runtime import _launcher
+
+    def refuse(*_: int) -> int:
+        raise GeError("no native launcher here; use the Python block pool")
+
+    monkeypatch.setattr(_launcher, "launch", refuse)
+    monkeypatch.setattr(_launcher, "available", lambda: False)
+
+
+@pytest.mark.parametrize("block_dim", [1, 3])
+@pytest.mark.usefixtures("no_native_pool")
+def test_launch_without_the_native_pool_runs_blocks_on_python_threads(
+    block_dim: int, ew: KernelFunction, dev: Dev, stream: Stream
+) -> None:
+    x = np.linspace(-2, 2, 7)
+    xb, yb = dev.put(x), dev.empty(7, np.float64)
+    launch_kernel(ew, block_dim, stream, [xb.addr, yb.addr, 7])
+    stream.synchronize()
+    np.testing.assert_allclose(Dev.get(yb, 7, np.float64), _ref_ew(x), rtol=1e-13)
+    launch_kernel(ew, block_dim, stream, [xb.addr, 16, 7])  # 16: no live memory
+    with pytest.raises(GeError, match=r"kernel ew: .* \(from args\[1\]\) is not inside live"):
+        stream.synchronize()
+
+
+def test_launch_names_a_refused_plain_int_argument(
+    ew: KernelFunction, dev: Dev, stream: Stream
+) -> None:
+    x = dev.put(np.ones(8))
+    launch_kernel(ew, 2, stream, [x.addr, 16, 8])
+    with pytest.raises(GeError, match=r"at 0x10 \(from args\[1\]\) is not inside live"):
+        stream.synchronize()
+
+
 def test_launch_rejects_a_bad_stream(ew: KernelFunction) -> None:
     with pytest.raises(TypeError):
         launch_kernel(ew, 1, "stream", [])  # type: ignore[arg-type]

@@ -171,12 +171,15 @@ class Node:
             input_descs = [scalar() for _ in range(num_inputs)]
         node._input_descs = input_descs
         if output_descs is None:
-            output_descs = [scalar() for _ in output_names]
+            output_descs = (
+                [scalar()] if len(output_names) == 1 else [scalar() for _ in output_names]
+            )
         node._output_descs = output_descs
         node._input_names = input_names
         node._output_names = output_names
         node._in_edges = [None] * num_inputs
-        node._out_edges = [[] for _ in output_names]
+        # (a comprehension is a call in CPython 3.11: most nodes have one output)
+        node._out_edges = [[]] if len(output_names) == 1 else [[] for _ in output_names]
         node._in_ctrl = ()  # shared until written: see Graph's link_control
         node._out_ctrl = ()
         node._subgraph_names = ()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import numpy as np
 
 from ge.error import GeError, GeTypeError, GeValueError
@@ -30,10 +32,17 @@ class _Lease:
 
 def _check_lease(lease: _Lease | None, what: str) -> None:
     if lease is not None and not lease.alive:
-        raise GeError(
-            f"this {what} was borrowed for a custom-op callback and its callback has returned; "
-            f"use it only while the callback runs (copy plain values such as dims out first)"
-        )
+        _expired(what)
+
+
+def _expired(what: str) -> NoReturn:
+    """Raise the error for a ``what`` used after the callback it was lent to returned. The
+    views' accessors test their lease inline and call this only then (one Python call per
+    read instead of three)."""
+    raise GeError(
+        f"this {what} was borrowed for a custom-op callback and its callback has returned; "
+        f"use it only while the callback runs (copy plain values such as dims out first)"
+    )
 
 
 # --- argument checks -------------------------------------------------------------------------

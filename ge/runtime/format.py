@@ -16,6 +16,7 @@ from ge.runtime._checks import (
     _check_index,
     _check_int,
     _check_lease,
+    _expired,
     _Lease,
     _type_name,
 )
@@ -79,12 +80,14 @@ class ExpandDimsType:
     @property
     def full_size(self) -> int:
         """Rank of the expanded shape (the rule's length); 0 for no rule."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         return self._size
 
     def is_expand_index(self, index: int) -> bool:
         """Whether dim ``index`` of the expanded shape is an inserted 1."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         position = _check_int(index, "expand index")
         if position < 0:
             raise GeValueError(f"expand index must be non-negative, got {position}")
@@ -92,11 +95,13 @@ class ExpandDimsType:
 
     def set_expand_index(self, index: int) -> None:
         """Mark dim ``index`` of the expanded shape as inserted (``0 <= index < 56``)."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         self._mask |= 1 << _check_index(index, MAX_EXPAND_SIZE, "expand index")
 
     def _assign(self, other: ExpandDimsType) -> None:
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         other._check()
         self._size, self._mask = other._size, other._mask
 
@@ -104,7 +109,8 @@ class ExpandDimsType:
         self._lease = lease
 
     def __int__(self) -> int:
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         return self._size << MAX_EXPAND_SIZE | self._mask
 
     def _rule_text(self) -> str | None:
@@ -115,7 +121,8 @@ class ExpandDimsType:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ExpandDimsType):
             return NotImplemented
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         other._check()
         return (self._size, self._mask) == (other._size, other._mask)
 
@@ -130,7 +137,8 @@ class ExpandDimsType:
         return f"ExpandDimsType({text!r})" if text is not None else f"ExpandDimsType({int(self)})"
 
     def __copy__(self) -> ExpandDimsType:
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("ExpandDimsType")
         twin = ExpandDimsType()
         twin._size, twin._mask = self._size, self._mask
         return twin
@@ -183,38 +191,45 @@ class StorageFormat:
     @property
     def origin_format(self) -> Format:
         """The logical layout."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         return self._origin
 
     @property
     def storage_format(self) -> Format:
         """The layout of the data in memory."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         return self._storage
 
     @property
     def expand_dims_type(self) -> ExpandDimsType:
         """The expand-dims rule (a live view)."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         return self._expand
 
     def set_origin_format(self, origin_format: Format) -> None:
         """Set the logical layout."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         self._origin = _check_format(origin_format, "origin_format")
 
     def set_storage_format(self, storage_format: Format) -> None:
         """Set the layout in memory."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         self._storage = _check_format(storage_format, "storage_format")
 
     def set_expand_dims_type(self, expand_dims_type: ExpandDimsType) -> None:
         """Copy ``expand_dims_type`` into this format's rule."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         self._expand._assign(_check_expand(expand_dims_type))
 
     def _assign(self, other: StorageFormat) -> None:
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageFormat")
         self._origin = other.origin_format
         self._storage = other.storage_format
         self._expand._assign(other.expand_dims_type)

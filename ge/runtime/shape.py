@@ -14,6 +14,7 @@ from ge.runtime._checks import (
     _check_dim_count,
     _check_index,
     _check_lease,
+    _expired,
     _Lease,
     _type_name,
 )
@@ -37,25 +38,34 @@ class Shape:
         self._dims: list[int] = [] if dims is None else _dims_from(dims, "dims")
         self._lease: _Lease | None = None
 
+    # The readers test the lease inline (one Python call per read, as ``Tensor``'s accessors):
+    # the execute path's callbacks read dims many times per run.
     def _live(self) -> list[int]:
-        _check_lease(self._lease, "Shape")
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
         return self._dims
 
     @property
     def dims(self) -> list[int]:
         """The dims, as a new list."""
-        return list(self._live())
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
+        return list(self._dims)
 
     @property
     def dim_num(self) -> int:
         """Number of dims (0 for a scalar)."""
-        return len(self._live())
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
+        return len(self._dims)
 
     @property
     def size(self) -> int:
         """Element count: 1 for a scalar, -1 if a dim is negative or the count overflows int64."""
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
         count = 1
-        for dim in self._live():
+        for dim in self._dims:
             if dim < 0:
                 return -1
             count *= dim
@@ -63,11 +73,17 @@ class Shape:
 
     def is_scalar(self) -> bool:
         """Whether the shape has no dims."""
-        return not self._live()
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
+        return not self._dims
 
     def get_dim(self, index: int) -> int:
         """Dim ``index``; ``ValueError`` unless ``0 <= index < dim_num``."""
-        dims = self._live()
+        if self._lease is not None and not self._lease.alive:
+            _expired("Shape")
+        dims = self._dims
+        if type(index) is int and 0 <= index < len(dims):
+            return dims[index]
         return dims[_check_index(index, len(dims), "dim index")]
 
     def set_dim(self, index: int, value: int) -> None:
@@ -151,27 +167,32 @@ class StorageShape:
     @property
     def origin_shape(self) -> Shape:
         """The logical shape (a live view)."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageShape")
         return self._origin
 
     @property
     def storage_shape(self) -> Shape:
         """The shape of the data in memory (a live view)."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageShape")
         return self._storage
 
     def set_origin_shape(self, shape: Shape | Sequence[int]) -> None:
         """Copy ``shape`` (a ``Shape`` or a list of ints) into the origin shape."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageShape")
         self._origin._assign(_dims_from(shape, "origin_shape"))
 
     def set_storage_shape(self, shape: Shape | Sequence[int]) -> None:
         """Copy ``shape`` (a ``Shape`` or a list of ints) into the storage shape."""
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageShape")
         self._storage._assign(_dims_from(shape, "storage_shape"))
 
     def _assign(self, other: StorageShape) -> None:
-        self._check()
+        if self._lease is not None and not self._lease.alive:
+            _expired("StorageShape")
         self._origin._assign(other.origin_shape.dims)
         self._storage._assign(other.storage_shape.dims)
 

@@ -83,26 +83,62 @@ class BackgroundCompiler:
 
     def submit(self, graph: Graph, options: Options | None = None) -> Job:
         """Start compiling ``graph``'s kernels with ``options`` (default
-        ``current_options()``); the job is done once they are in the cache."""
-        from ge.graph._air import model_to_bytes  # noqa: PLC0415
+        ``current_options()``); the job is done once they are in the cache.
 
-        return self._send(model_to_bytes(graph), options)
+        Returns at once: a thread encodes the graph as AIR (importing protobuf, on the first
+        job, takes tens of milliseconds) and sends it, so the caller's first calls run on the
+        reference interpreter meanwhile. ``graph`` must not change afterwards (``ge.jit``
+        traces do not); a graph AIR cannot hold fails the job (its caller then compiles in
+        the foreground)."""
+        opts = current_options() if options is None else options
+        job = self._register()
+        threading.Thread(
+            target=self._encode_and_deliver,
+            args=(job, graph, opts),
+            name="ge-compile-send",
+            daemon=True,
+        ).start()
+        return job
 
     def _send(self, payload: bytes, options: Options | None = None) -> Job:
-        opts = current_options() if options is None else options
-        header = f"{len(payload)} {opts.key()}"  # key(): JSON on one line
+        """Send AIR bytes as a job (on the caller's thread)."""
+        job = self._register()
+        self._deliver(job, payload, current_options() if options is None else options)
+        return job
+
+    def _register(self) -> Job:
         with self._lock:
             self._count += 1
             job = self._jobs[self._count] = Job(self._count)
+        return job
+
+    def _encode_and_deliver(self, job: Job, graph: Graph, options: Options) -> None:
+        from ge.graph._air import model_to_bytes  # noqa: PLC0415
+
+        try:
+            payload = model_to_bytes(graph)
+        except Exception as error:  # any failure fails the job, as the worker's do
+            self._fail(job, f"could not encode the graph for the worker: {error}")
+            return
+        self._deliver(job, payload, options)
+
+    def _deliver(self, job: Job, payload: bytes, options: Options) -> None:
+        header = f"{len(payload)} {options.key()}"  # key(): JSON on one line
+        with self._lock:
             try:
                 job.worker = self._worker()
                 assert job.worker.stdin is not None
                 job.worker.stdin.write(f"{job.number} {header}\n".encode() + payload)
                 job.worker.stdin.flush()
+                return
             except OSError as error:
-                del self._jobs[job.number]
-                job._finish(f"could not reach the compile worker: {error}")
-        return job
+                message = f"could not reach the compile worker: {error}"
+        self._fail(job, message)
+
+    def _fail(self, job: Job, message: str) -> None:
+        with self._lock:
+            self._jobs.pop(job.number, None)
+        job._finish(message)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for every job sent so far; ``False`` if ``timeout`` seconds passed first."""

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -89,16 +92,62 @@ def test_a_dead_worker_fails_its_jobs_and_a_new_one_starts(
     worker: background.BackgroundCompiler, cache: Path
 ) -> None:
     job = worker.submit(_graph(32))
-    assert worker._process is not None
-    old = worker._process
+    old = _delivered(job)
     os.kill(old.pid, signal.SIGKILL)
     assert job.wait(TIMEOUT)
     if job.failed:  # killed before it answered (the usual case)
         assert "exited" in (job.error or "")
     assert worker.pending() == 0
+    old.wait(TIMEOUT)  # gone for sure (it may have answered before the signal landed)
     again = worker.submit(_graph(32))
-    assert worker._process is not old
     assert again.wait(TIMEOUT) and not again.failed, again.error
+    assert again.worker is not old
+
+
+def _delivered(job: background.Job) -> Any:
+    """The worker process ``job`` was sent to (``submit`` sends from a thread of its own)."""
+    deadline = time.monotonic() + TIMEOUT
+    while job.worker is None and not job.done():
+        assert time.monotonic() < deadline, "the job was never sent"
+        time.sleep(0.01)
+    assert job.worker is not None, job.error
+    return job.worker
+
+
+def test_submit_returns_before_the_graph_is_encoded(
+    worker: background.BackgroundCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller does not wait for AIR encoding (protobuf's import, on a first job): a slow
+    encoder holds up only the job."""
+    import ge.graph._air as air
+
+    release = threading.Event()
+    real = air.model_to_bytes
+
+    def slow(graph: Any) -> bytes:
+        release.wait(TIMEOUT)
+        return real(graph)
+
+    monkeypatch.setattr(air, "model_to_bytes", slow)
+    job = worker.submit(_graph(40))
+    assert not job.done() and job.worker is None  # returned while the encoder waits
+    release.set()
+    assert job.wait(TIMEOUT) and not job.failed, job.error
+
+
+def test_a_graph_that_cannot_be_encoded_fails_its_job(
+    worker: background.BackgroundCompiler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ge.graph._air as air
+
+    def broken(graph: Any) -> bytes:
+        raise ValueError("no AIR for this")
+
+    monkeypatch.setattr(air, "model_to_bytes", broken)
+    job = worker.submit(_graph(44))
+    assert job.wait(TIMEOUT) and job.failed
+    assert job.error == "could not encode the graph for the worker: no AIR for this"
+    assert worker.pending() == 0
 
 
 def test_wait_times_out_while_a_job_runs(worker: background.BackgroundCompiler) -> None:

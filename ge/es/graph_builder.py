@@ -377,7 +377,8 @@ class GraphBuilder:
                 f"{op_type}_{self._counter}",
                 self._call_source(),
             )
-            self._counter += counted
+            if counted:
+                self._counter += 1
             return node
         if deps:
             _check_scope_tensors(deps)

@@ -12,9 +12,11 @@ Decisions (ours):
 - The entries live with the kernel cache (``$GE_KERNEL_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/ge/kernels``, else ``~/.cache/ge/kernels``) and follow its switch
   (``GE_KERNEL_CACHE=0``: nothing is read or written), both read from ``current_options()``.
-  This module repeats the kernel cache's rule for that directory rather than import it: it
-  lives in the compiler, which the device (and a process that only runs offline models) must
-  not import.
+  The rule for that directory is ``cache_directory`` here, in the lowest layer; the compiler's
+  kernel cache (``ge.compiler.kernels._disk_cache.cache_dir``) uses it too.
+- Users: the memory guard's view check (``ge._device._guard``) and the native launcher's
+  pool (``ge.runtime._launcher``), so that a process that only loads and runs offline
+  models (no compiler imported) builds neither.
 - A directory that cannot be read or written only costs the build: every failure here is
   silent, and the caller builds the code itself.
 """
@@ -26,21 +28,24 @@ import hashlib
 import os
 from pathlib import Path
 
-from ge.options import current_options
+from ge.options import Options, current_options
 
-__all__ = ["code_key", "load_code", "store_code"]
+__all__ = ["cache_directory", "code_key", "load_code", "store_code"]
 
 _MAGIC = b"GEOC"
 _DIGEST = 32
 _SUFFIX = ".geobj"
 
 
-def _directory() -> Path | None:
-    options = current_options()
-    if not options.kernel_cache:
+def cache_directory(options: Options | None = None) -> Path | None:
+    """Where ge caches built code, or ``None`` when ``options`` (default ``current_options()``)
+    turn the cache off: ``kernel_cache_dir`` (``$GE_KERNEL_CACHE_DIR``), else
+    ``$XDG_CACHE_HOME/ge/kernels``, else ``~/.cache/ge/kernels``."""
+    opts = current_options() if options is None else options
+    if not opts.kernel_cache:
         return None
-    if options.kernel_cache_dir:
-        return Path(options.kernel_cache_dir)
+    if opts.kernel_cache_dir:
+        return Path(opts.kernel_cache_dir)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ge" / "kernels"
 
@@ -54,7 +59,7 @@ def code_key(*parts: str) -> str:
 def load_code(key: str) -> bytes | None:
     """The code stored under ``key``; ``None`` if there is none or it is damaged (a damaged
     entry is removed)."""
-    directory = _directory()
+    directory = cache_directory()
     if directory is None:
         return None
     path = directory / f"{key}{_SUFFIX}"
@@ -74,7 +79,7 @@ def store_code(key: str, code: bytes) -> bool:
     """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
     import tempfile  # noqa: PLC0415  (only a process that builds the code writes it)
 
-    directory = _directory()
+    directory = cache_directory()
     if directory is None:
         return False
     try:

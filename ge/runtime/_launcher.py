@@ -66,7 +66,7 @@ from typing import Any
 from ge.error import GeError
 from ge.options import Options, current_options
 
-__all__ = ["available", "launch", "run_tasks", "run_tasks_function", "set_code_cache", "threads"]
+__all__ = ["available", "launch", "run_tasks", "run_tasks_function", "threads"]
 
 _SPIN_US = 50  # how long an idle thread spins before it sleeps in the kernel
 # a launch or run of tasks that found the workers pinned for another CPU runs nothing and
@@ -565,23 +565,14 @@ _RUN_TASKS = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, 
 _WORKER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 
 
-CodeCache = tuple[Callable[[str], "bytes | None"], Callable[[str, bytes], object]]
-_code_cache: CodeCache | None = None
-
-
-def set_code_cache(
-    load: Callable[[str], bytes | None], store: Callable[[str, bytes], object]
-) -> None:
-    """Let the pool's machine code be cached: ``load(ir)`` returns code built earlier from
-    ``ir`` on this machine (or ``None``), ``store(ir, code)`` keeps new code. The compiler's
-    kernel disk cache plugs in here (the runtime knows nothing of it), which saves the ~25 ms
-    of code generation from a process's first launch."""
-    global _code_cache  # noqa: PLW0603  (one hook per process)
-    _code_cache = (load, store)
-
-
 class _Code:
-    """The JIT-compiled pool functions (shared by every pool of the process, forks included)."""
+    """The JIT-compiled pool functions (shared by every pool of the process, forks included).
+
+    Their machine code is kept in the device's code cache (``ge._device._code_cache``, keyed
+    on the IR, the process triple and llvmlite's version), so that any later process, one that
+    only runs offline models included, loads it instead of generating it (~25 ms). The IR names
+    no address (libc's functions are read from the pool record at run time), so the code is
+    the same in every process."""
 
     def __init__(self, machine: str) -> None:
         futex, sched_yield, pause, pause_decl = _TARGETS[machine]
@@ -596,19 +587,24 @@ class _Code:
 
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        import llvmlite  # noqa: PLC0415
+
+        from ge._device import _code_cache  # noqa: PLC0415
+
+        key = _code_cache.code_key("launcher", ir, llvm.get_process_triple(), llvmlite.__version__)
         module = llvm.parse_assembly(ir)
         module.verify()
         target = llvm.Target.from_default_triple()
         self._engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
-        cached = _code_cache[0](ir) if _code_cache is not None else None
+        cached = _code_cache.load_code(key)
         built: list[bytes] = []
         if cached:
             self._engine.set_object_cache(getbuffer_func=lambda _module: cached)
         else:
             self._engine.set_object_cache(notify_func=lambda _m, data: built.append(bytes(data)))
         self._engine.finalize_object()
-        if built and _code_cache is not None:
-            _code_cache[1](ir, built[0])
+        if built:
+            _code_cache.store_code(key, built[0])
         address = self._engine.get_function_address
         self.launch = _LAUNCH(address("ge_launch_placed"))
         self.launch_here = _LAUNCH_HERE(address("ge_launch"))  # no placement check

@@ -548,3 +548,36 @@ def test_workers_keep_off_the_callers_cpu(status: dict[str, int]) -> None:
     assert pool._placed_for in cpus
     assert all(len(a) == 1 and pool._placed_for not in a for a in placed())
     np.testing.assert_array_equal(counts, np.full(4, 2))
+
+
+def test_a_process_without_the_compiler_caches_the_pool_code(tmp_path: Path) -> None:
+    """The pool's machine code goes to the device's code cache (one ``.geobj`` entry keyed on
+    its IR), so a process that imports no compiler (one that only runs offline models)
+    builds it once and later processes load it."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from ge.runtime import _launcher
+        assert _launcher.available() and _launcher.launch(0, 0, 0) == 0
+        assert not [m for m in sys.modules if m.startswith(("ge.compiler", "numba"))]
+        print("ok")
+        """
+    )
+    env = {**os.environ, "GE_KERNEL_CACHE_DIR": str(tmp_path), "GE_KERNEL_CACHE": "1"}
+
+    def run() -> list[tuple[str, int]]:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.stdout.strip() == "ok", done.stderr
+        return [(p.name, p.stat().st_mtime_ns) for p in sorted(tmp_path.glob("*.geobj"))]
+
+    first = run()
+    assert len(first) == 1, "the pool's machine code was stored, once"
+    assert run() == first  # loaded, not built and stored again
+    assert not list(tmp_path.glob("*.tmp"))

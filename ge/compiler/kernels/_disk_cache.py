@@ -27,8 +27,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from ge._device._code_cache import cache_directory
 from ge.options import Options, current_options
-from ge.runtime import _launcher
 
 __all__ = ["cache_dir", "cache_key", "load_entry", "store_entry"]
 
@@ -37,14 +37,9 @@ _DIGEST = 32
 
 
 def cache_dir(options: Options | None = None) -> Path | None:
-    """Where entries live, or ``None`` when the cache is off."""
-    opts = current_options() if options is None else options
-    if not opts.kernel_cache:
-        return None
-    if opts.kernel_cache_dir:
-        return Path(opts.kernel_cache_dir)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ge" / "kernels"
+    """Where entries live, or ``None`` when the cache is off (the device's rule,
+    ``ge._device._code_cache.cache_directory``: one directory for all of ge's built code)."""
+    return cache_directory(options)
 
 
 @cache
@@ -153,14 +148,3 @@ def store_entry(key: str, payload: bytes, options: Options | None = None) -> boo
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return False
-
-
-def _load_launcher_code(ir: str) -> bytes | None:
-    return load_entry(cache_key(f"launcher\n{ir}"))
-
-
-def _store_launcher_code(ir: str, code: bytes) -> bool:
-    return store_entry(cache_key(f"launcher\n{ir}"), code)
-
-
-_launcher.set_code_cache(_load_launcher_code, _store_launcher_code)

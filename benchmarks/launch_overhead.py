@@ -1,6 +1,7 @@
 """Per-launch overhead of an empty kernel, by launch path, in microseconds (median of repeats):
 
-- ``launch_kernel + sync``: ``ge.runtime.launch_kernel`` on a stream, then ``synchronize()``;
+- ``launch_kernel + sync``: ``ge.runtime.launch_kernel`` on a stream, then ``synchronize()``,
+  with no arguments (the checked path) and with three plain ints (the fast path);
 - ``Python pool``: blocks submitted to the ``ThreadPoolExecutor``, as ``KernelTask.run`` does;
 - ``native launch``: ``ge.runtime._launcher.launch``, one ctypes call per launch;
 - ``native run_tasks``: ``_launcher.run_tasks`` over a table of 10 launches, per launch.
@@ -51,12 +52,18 @@ def main() -> None:
 
         return float(median_seconds(loop, repeat=7, warmup=1)) / (args.calls * launches) * 1e6
 
-    def stream_launch(dim: int) -> Callable[[], object]:
+    def stream_launch(dim: int, args: list[int]) -> Callable[[], object]:
         def go() -> None:
-            launch_kernel(fn, dim, stream, [])
+            launch_kernel(fn, dim, stream, args)
             stream.synchronize()
 
         return go
+
+    def checked_launch(dim: int) -> Callable[[], object]:  # no args: the checked path
+        return stream_launch(dim, [])
+
+    def int_launch(dim: int) -> Callable[[], object]:  # plain ints: the fast path
+        return stream_launch(dim, [address, address, 8])
 
     def python_pool(dim: int) -> Callable[[], object]:
         def go() -> None:  # the body of KernelTask.run, less the argument patching
@@ -79,7 +86,8 @@ def main() -> None:
         return lambda: launcher.run_tasks(table_address, TASKS)
 
     rows = [
-        ("launch_kernel + sync", stream_launch, 1),
+        ("launch_kernel([]) + sync", checked_launch, 1),
+        ("launch_kernel([3 ints]) + sync", int_launch, 1),
         ("Python pool (KernelTask.run)", python_pool, 1),
         ("native launch", native, 1),
         (f"native run_tasks ({TASKS} tasks), per task", native_tasks, TASKS),

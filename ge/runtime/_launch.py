@@ -193,7 +193,11 @@ def _int64s(count: int) -> type[_Packed]:
 
 def _run_packed(function: KernelFunction, block_dim: int, packed: _Packed) -> None:
     mark = function.failure_mark()
-    status = _run_at(function, block_dim, ctypes.addressof(packed))
+    address = ctypes.addressof(packed)
+    try:  # the native pool, tried first (one call); the Python one only where it cannot run
+        status = _launcher.launch(function.status_address, block_dim, address)
+    except GeError as e:
+        status = _run_on_python_threads(function, block_dim, address, e)
     if status:
         args = np.frombuffer(memoryview(packed), np.int64)
         raise GeError(describe_failure(function.name, status, args, mark))
@@ -202,17 +206,20 @@ def _run_packed(function: KernelFunction, block_dim: int, packed: _Packed) -> No
 def run_blocks(function: KernelFunction, block_dim: int, args: np.ndarray) -> int:
     """Run blocks ``0..block_dim-1`` now (on the native pool when there is one, else on a
     Python thread pool); returns 0 or a failing block's status."""
-    return _run_at(function, block_dim, args.ctypes.data)
-
-
-def _run_at(function: KernelFunction, block_dim: int, args_address: int) -> int:
-    """``run_blocks`` with the arguments' address. The native launch is tried first; only its
-    ``GeError`` for a process without the native pool sends the blocks to the Python one."""
+    address = args.ctypes.data
     try:
-        return _launcher.launch(function.status_address, block_dim, args_address)
-    except GeError:
-        if _launcher.available():  # (raises again if GE_NUM_THREADS is wrong)
-            raise
+        return _launcher.launch(function.status_address, block_dim, address)
+    except GeError as e:
+        return _run_on_python_threads(function, block_dim, address, e)
+
+
+def _run_on_python_threads(
+    function: KernelFunction, block_dim: int, args_address: int, refusal: GeError
+) -> int:
+    """The blocks run on the Python pool after the native launch raised ``refusal``, which is
+    raised again unless the native pool cannot run in this process."""
+    if _launcher.available():  # (raises again if GE_NUM_THREADS is wrong)
+        raise refusal
     if block_dim == 1:
         return function.run_block_at(0, 1, args_address)
     blocks = [

@@ -267,11 +267,20 @@ _NOT_THE_UFUNC: dict[str, str] = {"Pow": "iu"}
 _FLOAT_UFUNCS: dict[str, str] = {"Div": "divide", "RealDiv": "divide"}
 
 
+def _at_defaults(op: OpDef, node: Node) -> bool:
+    """Whether every attribute of ``node`` has its default (``Exp``'s base e, scale 1 and
+    shift 0: the plain ufunc; the ufunc test checks this of every such op)."""
+    if not op.attrs:
+        return True
+    values = node_attrs(op, node)
+    return all(not s.required and values[s.name] == s.default for s in op.attrs)
+
+
 def _ufunc_of(node: Node) -> tuple[np.ufunc, np.dtype[Any]] | None:
     """The ufunc and output dtype a node can run as (``_UfuncStep``), or ``None``."""
     op = get_op(node.type)
     name = op.ufunc or _FLOAT_UFUNCS.get(op.type, "")
-    ufunc = getattr(np, name, None) if name and not op.attrs else None
+    ufunc = getattr(np, name, None) if name and _at_defaults(op, node) else None
     edges = node.inputs
     if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or ufunc.nin != len(edges):
         return None

@@ -148,9 +148,10 @@ def _expand(key: tuple[Any, ...], x: TensorHolder) -> list[Any]:
     return items + [slice(None)] * (ndim - len(items))
 
 
-def _index_holder(x: TensorHolder, item: Any, axis: int) -> TensorHolder:
+def _index_holder(x: TensorHolder, item: Any, axis: int, wrap: bool = True) -> TensorHolder:
     """``item`` as an int64 index array into ``axis`` of ``x``, negatives wrapped: a traced one
-    by a ``SelectV2``, a constant one checked here (numpy's ``IndexError`` text)."""
+    by a ``SelectV2`` (unless not ``wrap``), a constant one checked here (numpy's
+    ``IndexError`` text)."""
     size = x.shape[axis]
     if isinstance(item, _holder_type()):
         value = x._operand(item)
@@ -160,7 +161,7 @@ def _index_holder(x: TensorHolder, item: Any, axis: int) -> TensorHolder:
                 f"{value.dtype} ({item!r})"
             )
         value = value.astype(np.int64)
-        return value._op("SelectV2", value < 0, value + size, value)
+        return _wrapped(value, size) if wrap else value
     if isinstance(item, (bool, np.bool_)) or not isinstance(
         item, (int, np.integer, np.ndarray, list, tuple)
     ):
@@ -175,6 +176,11 @@ def _index_holder(x: TensorHolder, item: Any, axis: int) -> TensorHolder:
     return x._operand(np.where(array < 0, array + size, array))
 
 
+def _wrapped(value: TensorHolder, size: int) -> TensorHolder:
+    """A traced index array with its negative indices counted from the end of ``size``."""
+    return value._op("SelectV2", value < 0, value + size, value)
+
+
 def _known_shape(x: TensorHolder) -> tuple[int, ...]:
     shape = tuple(x.shape)
     if any(d < 0 for d in shape):
@@ -182,13 +188,17 @@ def _known_shape(x: TensorHolder) -> tuple[int, ...]:
     return shape
 
 
-def _prepare(x: TensorHolder, key: Any) -> tuple[list[Any], dict[int, TensorHolder]]:
+def _prepare(
+    x: TensorHolder, key: Any, wrap: bool = True
+) -> tuple[list[Any], dict[int, TensorHolder]]:
     """The key's items, one per dim (slices, or index items), and its index arrays by dim."""
     _known_shape(x)
     items = _expand(key if isinstance(key, tuple) else (key,), x)
     if any(item is Ellipsis or item is None for item in items):
         raise GeTypeError(f"unsupported index {key!r}")
-    arrays = {k: _index_holder(x, item, k) for k, item in enumerate(items) if not _is_slice(item)}
+    arrays = {
+        k: _index_holder(x, item, k, wrap) for k, item in enumerate(items) if not _is_slice(item)
+    }
     return items, arrays
 
 
@@ -292,11 +302,15 @@ def _new_axes(x: TensorHolder, key: tuple[Any, ...]) -> tuple[TensorHolder, tupl
 def gather(x: TensorHolder, key: Any) -> TensorHolder:
     """``x[key]`` for a key numpy calls advanced (see the module docstring)."""
     x, items_key = _new_axes(x, key if isinstance(key, tuple) else (key,))
-    items, arrays = _prepare(x, items_key)
+    items, arrays = _prepare(x, items_key, wrap=False)  # GatherV2 counts negatives itself
     if len(arrays) == 1:
         ((axis, indices),) = arrays.items()
         if 0 not in indices.shape and 0 not in x.shape:  # (an empty GatherV2 fails to run)
             return _gather_one(x, items, axis, indices)
+    holder = _holder_type()
+    for k, item in enumerate(items):
+        if isinstance(item, holder):
+            arrays[k] = _wrapped(arrays[k], x.shape[k])
     return x._op("GatherNd", x, _coordinates(x, items, arrays))
 
 
@@ -309,4 +323,7 @@ def _gather_one(
     slices = tuple(slice(None) if k == axis else item for k, item in enumerate(items))
     if any(s != slice(None) for s in slices):
         x = _index(x, slices)
-    return x._op("GatherV2", x, indices, x._ints([axis]), attrs={})
+    # negatives count from the end (constants are wrapped already); a traced index out of
+    # range is GatherV2's error when the graph runs, naming numpy's range [-size, size)
+    attrs = {"negative_index_support": True}
+    return x._op("GatherV2", x, indices, x._ints([axis]), attrs=attrs)

@@ -168,7 +168,10 @@ def _make_reference(params: dict[str, Any]) -> Callable[[list[np.ndarray]], None
         raise GeError(f"host op reference: {op_type} is not one of ge's ops ({op.source})")
     groups, n_out, attrs = params["inputs"], int(params["outputs"]), dict(params["attrs"])
     node = str(params["node"])
-    if len(groups) != len(op.inputs) or any(not g for g in groups):
+    empty_required = any(  # a dynamic input may have no members (a cond without operands)
+        not g and not spec.dynamic for g, spec in zip(groups, op.inputs, strict=False)
+    )
+    if len(groups) != len(op.inputs) or empty_required:
         raise GeError(f"host op reference: {op_type} takes {len(op.inputs)} inputs")
     graphs, runner = params["subgraphs"] or ([], None)
 

@@ -1,12 +1,13 @@
 """The numpy functions ``TensorHolder.__array_function__`` builds itself (reductions, ``where``,
-``concatenate``/``stack``, ``clip``, shape functions); the numpy rule families
+shape functions); ``concatenate``, ``stack``, ``reshape``, ``clip``, ``zeros_like`` and
+``ones_like`` are the numpy rule families' (which take numpy's keywords); the families
 (``_numpy_api``, ``_numpy_sorting``, ``_numpy_ufuncs``) add theirs to ``_FUNCTIONS`` in
 ``ge.es.tensor_holder``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ge.error import GeTypeError, GeValueError
@@ -59,43 +60,6 @@ def _where(self: TensorHolder, cond: Any, *values: Any) -> TensorHolder:
     return anchor._op("SelectV2", anchor._operand(cond), anchor._operand(a), anchor._operand(b))
 
 
-def _parts(anchor: TensorHolder, seq: Sequence[Any]) -> list[TensorHolder]:
-    """The holders to join; inside ge.jit, cast to their numpy result type."""
-    parts = [anchor._operand(x) for x in seq]
-    if anchor._builder._numpy_semantics and parts:
-        dtype = _numpy_rules.concat_dtype(parts)
-        parts = [p.astype(dtype) for p in parts]
-    return parts
-
-
-def _concatenate(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
-    anchor = _anchor(self, *seq)
-    parts = _parts(anchor, seq)
-    return anchor._op("ConcatV2", parts, anchor._ints([axis]), attrs={"N": len(parts)})
-
-
-def _stack(self: TensorHolder, seq: Sequence[Any], axis: int = 0, **_: Any) -> TensorHolder:
-    anchor = _anchor(self, *seq)
-    parts = _parts(anchor, seq)
-    expanded = [p._op("ExpandDims", p, p._ints([axis])) for p in parts]
-    return anchor._op("ConcatV2", expanded, anchor._ints([axis]), attrs={"N": len(parts)})
-
-
-def _clip(self: TensorHolder, a: Any, a_min: Any, a_max: Any, **_: Any) -> TensorHolder:
-    x = self._operand(a)
-    if x._builder._numpy_semantics:
-        if a_min is not None:
-            x = _numpy_rules.binary(x, "maximum", "Maximum", x, a_min)
-        if a_max is not None:
-            x = _numpy_rules.binary(x, "minimum", "Minimum", x, a_max)
-        return x
-    if a_min is not None:
-        x = x._op("Maximum", x, a_min)
-    if a_max is not None:
-        x = x._op("Minimum", x, a_max)
-    return x
-
-
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
@@ -106,11 +70,6 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "prod": _reduction("prod"),
     "argmax": lambda self, a, axis=None: self._operand(a).argmax(axis),
     "where": _where,
-    "concatenate": _concatenate,
-    "stack": _stack,
-    "reshape": lambda self, a, shape=None, newshape=None, **_: self._operand(a).reshape(
-        shape if shape is not None else newshape
-    ),
     "transpose": lambda self, a, axes=None: self._operand(a).transpose(*(axes or ())),
     "expand_dims": lambda self, a, axis: self._operand(a)._op(
         "ExpandDims", self._operand(a), self._ints([axis])
@@ -134,9 +93,6 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
         self._operand(a),
         self._ints(list(reps) if isinstance(reps, (list, tuple)) else [reps]),
     ),
-    "clip": _clip,
-    "zeros_like": lambda self, a, **_: self._operand(a)._op("ZerosLike", self._operand(a)),
-    "ones_like": lambda self, a, **_: self._operand(a)._op("OnesLike", self._operand(a)),
 }
 
 

@@ -49,7 +49,6 @@ __all__ = ["GraphBuilder", "InputType", "attr_scope", "control_dependency_scope"
 
 _GE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _UINT32_MAX = 2**32 - 1
-_UINT64_MAX = 2**64 - 1
 
 
 class InputType(Enum):
@@ -110,15 +109,25 @@ def _no_range(value: Any) -> None:
 
 
 def _uint64_range(value: Any) -> None:
-    if value < 0:
+    if value < 0:  # the only check GE-PY makes: larger values wrap, as c_uint64 wraps them
         raise GeValueError(f"Value must be non-negative for uint64, got {value}")
-    if value > _UINT64_MAX:  # ours: GE-PY's c_uint64 wraps it
-        raise GeValueError(f"Value must be in range [0, 2^64-1] for uint64, got {value}")
 
 
 def _uint32_range(value: Any) -> None:
     if not 0 <= value <= _UINT32_MAX:
         raise GeValueError(f"Value must be in range [0, 2^32-1] for uint32, got {value}")
+
+
+def _const_dims(shape: Any) -> list[int]:
+    """The dims of a ``create_const_*`` shape: GE-PY hands any sequence to a ctypes int64 array,
+    so only what such an array cannot take (a non-sequence, a non-int dim) is refused."""
+    try:
+        dims = list(shape)
+    except TypeError:
+        raise GeTypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+    if not all(map(_is_int, dims)):
+        raise GeTypeError(f"shape must be a sequence of integers, got {shape!r}")
+    return [int(d) for d in dims]
 
 
 @dataclass(frozen=True)
@@ -525,23 +534,19 @@ class GraphBuilder:
 
     def _const_of(self, value: Any, shape: list[int] | None, kind: _Kind) -> TensorHolder:
         """GE-PY's ``create_const_<kind>``: a scalar shape with one value is
-        ``create_scalar_<kind>``. int32/int64 values wrap as GE-PY's ctypes arrays wrap them.
-        Ours: the uint range checks of the scalars apply to list elements too (GE-PY wraps
-        them), and ``shape`` must be a list of non-negative ints (GE-PY does not check it)."""
+        ``create_scalar_<kind>`` (and gets its range check). Other values wrap as GE-PY's
+        ctypes arrays wrap them, unsigned ones included. ``shape`` is any sequence of ints, as
+        GE-PY does not check its type; a negative dim fails the count check."""
         self._check_live("create constant")
         values = value if isinstance(value, list) else [value]
         if not (isinstance(value, list) or kind.is_value(value)) or not all(
             map(kind.is_value, values)
         ):
             raise GeTypeError(f"{kind.const_text}, got {value!r}")
-        for v in values:
-            kind.check_range(v)
         if shape is None:
             dims = [len(values)] if isinstance(value, list) else []
-        elif not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            raise GeTypeError(f"shape must be a list of non-negative integers, got {shape!r}")
         else:
-            dims = [int(d) for d in shape]
+            dims = _const_dims(shape)
         count = 1
         for d in dims:
             count *= d
@@ -552,6 +557,8 @@ class GraphBuilder:
             )
         if not dims:
             return self._scalar(values[0], kind)
+        if min(dims) < 0:  # GE-PY's C call refuses it (two negative dims pass the count check)
+            raise GeError(f"Failed to create {kind.name} constant: shape {dims} has a negative dim")
         return self._const(values, dims, kind)
 
     def create_const_int64(
@@ -683,6 +690,8 @@ class GraphBuilder:
         check, text = _ATTR_CHECKS[kind]
         if not check(value):
             raise GeTypeError(f"{text}, got {value!r}")
+        if kind is AttrValueType.VT_INT:  # a bool passes GE-PY's int check and is stored as one
+            value = int(value)
         return make_attr_value(value, kind)
 
     def _set_graph_attr(self, attr_name: str, value: Any, kind: AttrValueType) -> None:

@@ -73,6 +73,75 @@ def _source(itemsize: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _carry(k: int) -> list[str]:
+    """Source lines that move the odometer of ``_plain_source`` past the end of dim ``k``."""
+    pad = "    " * (MAX_RANK - k + 1)
+    lines = [
+        f"{pad}    i{k} = 0",
+        f"{pad}    o -= d{k} * so{k}",
+        f"{pad}    s -= d{k} * t{k}",
+    ]
+    if k > 0:
+        lines += [
+            f"{pad}    i{k - 1} += 1",
+            f"{pad}    o += so{k - 1}",
+            f"{pad}    s += t{k - 1}",
+            f"{pad}    if i{k - 1} == d{k - 1}:",
+            *_carry(k - 1),
+        ]
+    return lines
+
+
+def _plain_source(itemsize: int) -> str:
+    """The copy without ``mod`` or ``bound`` (all but Tile and Pad): each block finds its first
+    element's index once and then walks the innermost dim in runs, carrying into the outer
+    dims like an odometer, instead of dividing out every element's index (12 integer
+    divisions an element made a 1M-element slice take ~25 ms)."""
+    t = _UINT[itemsize]
+    r = range(MAX_RANK)
+    last = MAX_RANK - 1
+    lines = [
+        "def kernel(block_idx, block_dim, args):",
+        f"    out = kernel_array(args[0], args[2], {t})",
+        f"    src = kernel_array(args[1], args[3], {t})",
+        "    n = args[4]",
+    ]
+    at = 5
+    for name in ("d", "so", "start", "step", "si"):
+        lines += [f"    {name}{k} = args[{at + k}]" for k in r]
+        at += MAX_RANK
+    at += 2 * MAX_RANK  # mod and bound: all zero here
+    lines += [
+        f"    o = args[{at}]",
+        f"    s = args[{at + 1}]",
+        *[f"    t{k} = step{k} * si{k}" for k in r],
+        "    chunk = (n + block_dim - 1) // block_dim",
+        "    j = block_idx * chunk",
+        "    stop = min(n, j + chunk)",
+        "    rest = j",
+    ]
+    for k in reversed(r):
+        lines += [
+            f"    i{k} = rest % d{k}",
+            f"    rest = rest // d{k}",
+            f"    o += i{k} * so{k}",
+            f"    s += (start{k} + i{k} * step{k}) * si{k}",
+        ]
+    lines += [
+        "    while j < stop:",
+        f"        run = min(d{last} - i{last}, stop - j)",
+        "        for q in range(run):",
+        f"            out[o + q * so{last}] = src[s + q * t{last}]",
+        "        j += run",
+        f"        i{last} += run",
+        f"        o += run * so{last}",
+        f"        s += run * t{last}",
+        f"        if i{last} == d{last}:",
+        *_carry(last),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _contiguous_strides(shape: Sequence[int]) -> list[int]:
     strides, step = [], 1
     for d in reversed(shape):
@@ -119,6 +188,8 @@ def affine_task(ctx: LowerContext, src: int, dst: int, copy: Affine) -> KernelTa
     if itemsize not in _UINT or in_spec.dtype.itemsize != itemsize:
         return None
     n = int(np.prod(copy.dims, dtype=np.int64)) if copy.dims else 1
+    # an empty copy keeps the per-element kernel: the odometer's first index divides by a 0 dim
+    source = _source if any(copy.mod) or any(copy.bound) or n == 0 else _plain_source
     count_out = max(int(np.prod(out_spec.shape, dtype=np.int64)), 1)
     count_in = max(int(np.prod(in_spec.shape, dtype=np.int64)), 1)
     template = [0, 0, count_out, count_in, n]
@@ -127,7 +198,7 @@ def affine_task(ctx: LowerContext, src: int, dst: int, copy: Affine) -> KernelTa
     template += [copy.out_base, copy.in_base]
     return kernel_task(
         ctx.node.name,
-        kernel_from_source(_source(itemsize), options=ctx.ge_options),
+        kernel_from_source(source(itemsize), options=ctx.ge_options),
         block_dim_for(n),
         template,
         list(zip([0, 1], [dst, src], strict=True)),

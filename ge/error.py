@@ -22,6 +22,7 @@ __all__ = [
     "AirFormatError",
     "GeAttributeError",
     "GeError",
+    "GeIndexError",
     "GeTypeError",
     "GeValueError",
     "GraphError",
@@ -62,6 +63,10 @@ class GeError(RuntimeError):
 
 class GeTypeError(GeError, TypeError):
     """A value of the wrong type was given (GE-PY documents ``TypeError``)."""
+
+
+class GeIndexError(GeError, IndexError):
+    """An index past the end of a sequence, where GE-PY lets Python's ``IndexError`` escape."""
 
 
 class GeValueError(GeError, ValueError):

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeError, GeIndexError, GeTypeError, GeValueError
 from ge.es._errors import AttributeTypeError, AttributeValueError, no_attribute
 from ge.es.tensor_holder import TensorHolder, innermost
 from ge.es.tensor_like import TensorLike, check_tensor_like, to_const
@@ -30,7 +32,7 @@ from ge.graph._attr import AttrValue
 from ge.graph.graph import MAX_PORTS, Graph
 from ge.graph.tensor import Tensor
 from ge.graph.types import AttrValueType, DataType
-from ge.ops.schema import OpDef
+from ge.ops.schema import AttrSpec, OpDef, SubgraphSpec
 
 __all__ = ["make_op_function"]
 
@@ -196,8 +198,8 @@ def _resolve_builder(
         return None
     hint = " (or pass numpy arrays / ge.graph.Tensors to run this custom op at once)"
     raise GeValueError(
-        f"{op.type}: {_NO_BUILDER}: the op needs to know which graph to join"
-        f"{hint if op.source != 'ge' else ''}"
+        f"{_NO_BUILDER} ({op.type}: the op needs to know which graph to join"
+        f"{hint if op.source != 'ge' else ''})"
     )
 
 
@@ -210,7 +212,7 @@ def _explicit_builder(op: OpDef, name: str, value: Any, optional: bool) -> Any:
     if isinstance(value, GraphBuilder):
         return value
     if optional or value is None:
-        raise GeValueError(f"{op.type}: {_NO_BUILDER}: {name} is {value!r}")
+        raise GeValueError(f"{_NO_BUILDER} ({op.type}: {name} is {value!r})")
     raise GeTypeError(f"{op.type}: {name} must be a GraphBuilder, got {type(value).__name__}")
 
 
@@ -219,10 +221,10 @@ def _single_input_holder(op: OpDef, values: dict[str, Any], entry: _Param, dynam
     from it (``x.get_owner_builder()``, ``x[0]...`` for a dynamic input)."""
     value = values[entry.name]
     if dynamic and isinstance(value, (list, tuple)):
-        if not value:
-            raise GeValueError(
-                f"{op.type}: {_NO_BUILDER}: the dynamic input '{entry.name}' is empty "
-                f"(GE-PY: list index out of range)"
+        if not value:  # GE-PY reads x[0] for the builder
+            raise GeIndexError(
+                f"list index out of range ({op.type}: the dynamic input '{entry.name}' is "
+                f"empty, so no builder can be read from it)"
             )
         value = value[0]
     if isinstance(value, TensorHolder) or (
@@ -315,22 +317,23 @@ def _input_ports(
 _DATA_TYPES = frozenset({"Data", "RefData", "AippData", "AnyData"})
 
 
-def _check_subgraphs(op: OpDef, graphs: list[Any], counts: list[int], ports: list[Any]) -> None:
-    """The checks of GE-PY's generated C function on each subgraph, before the node is made
-    (GE_ERRORS.md §3.5 step 7; a failure there is ``ValueError`` "Tensor handle cannot be
-    None"): exactly one NetOutput, whose input count is the first dynamic output count
-    (``While``'s ``cond`` is exempt), and Data ``index`` attrs that are unique and below the
-    first dynamic input count. Before those, for every subgraph, GE-PY's step 4: a value
-    that is not a Graph (Python's ``AttributeError`` there), or a Graph already passed as a
-    subgraph (it cannot be passed again)."""
-    out_count = next((c for c, s in zip(counts, op.outputs, strict=True) if s.dynamic), None)
-    in_count = next((len(p) for p, s in zip(ports, op.inputs, strict=True) if s.dynamic), None)
+# GE-PY's step 4 marks a subgraph as handed to the op's builder before its C call, so a
+# Graph handed over once cannot be handed over again, even when that op then failed.
+_HANDED_OVER: weakref.WeakKeyDictionary[Graph, str] = weakref.WeakKeyDictionary()
+
+
+def _hand_over_subgraphs(
+    op: OpDef, graphs: list[Any], builder: Any
+) -> list[tuple[SubgraphSpec, Graph]]:
+    """GE-PY's step 4 (GE_ERRORS.md §3.5), subgraph by subgraph in order: a value that is not
+    a Graph (Python's ``AttributeError`` there), or a Graph handed over before, is refused;
+    each Graph before it stays handed over."""
     each = [
         (spec, graph)
         for spec, value in zip(op.subgraphs, graphs, strict=True)
         for graph in (value if isinstance(value, (list, tuple)) else [value])
     ]
-    for spec, graph in each:  # step 4, every subgraph before the C call's checks
+    for spec, graph in each:
         if not isinstance(graph, Graph):
             raise AttributeTypeError(
                 f"{no_attribute(graph, '_transfer_ownership_when_pass_as_subgraph')} "
@@ -338,24 +341,39 @@ def _check_subgraphs(op: OpDef, graphs: list[Any], counts: list[int], ports: lis
                 f"{type(graph).__name__})"
             )
         _check_owner(graph)
+        _HANDED_OVER[graph] = builder.name
+    return each
+
+
+def _subgraphs_problem(
+    op: OpDef, each: list[tuple[SubgraphSpec, Graph]], counts: list[int], ports: list[Any]
+) -> str:
+    """What GE-PY's generated C function refuses in the subgraphs (step 7), or ``""``: exactly
+    one NetOutput, whose input count is the first dynamic output count (``While``'s ``cond``
+    is exempt), and Data ``index`` attrs that are unique and below the first dynamic input
+    count."""
+    out_count = next((c for c, s in zip(counts, op.outputs, strict=True) if s.dynamic), None)
+    in_count = next((len(p) for p, s in zip(ports, op.inputs, strict=True) if s.dynamic), None)
     for spec, graph in each:
         exempt = op.type == "While" and spec.name == "cond"
         problem = _subgraph_problem(graph, None if exempt else out_count, in_count)
         if problem:
-            raise GeValueError(
-                f"Tensor handle cannot be None: {op.type}: subgraph '{graph.name}' "
-                f"({spec.name}) {problem}"
-            )
+            return f"{op.type}: subgraph '{graph.name}' ({spec.name}) {problem}"
+    return ""
 
 
 def _check_owner(graph: Graph) -> None:
     parent = graph._parent_node
-    if parent is not None:
-        owner = parent._graph._root().name if parent._graph is not None else "?"
+    owner = _HANDED_OVER.get(graph)
+    if parent is not None or owner is not None:
+        if parent is not None:
+            owner = parent._graph._root().name if parent._graph is not None else "?"
+            where = f"it is a subgraph of node {parent.name} already"
+        else:
+            where = "an earlier op call took it, though that call failed"
         raise GeError(
             f"Graph :{graph.name} already has an new owner builder :{owner}, cannot transfer "
-            f"ownership again (it is a subgraph of node {parent.name} already; build a new "
-            f"Graph for each op)"
+            f"ownership again ({where}; build a new Graph for each op)"
         )
 
 
@@ -380,6 +398,38 @@ def _subgraph_problem(graph: Graph, out_count: int | None, in_count: int | None)
     return ""
 
 
+def _hand_over_tensors(op: OpDef, attrs: dict[str, Any], builder: Any) -> None:
+    """GE-PY's step 5: each ``Tensor`` given as a tensor attribute now belongs to ``builder``
+    and cannot be given again, to any op. That includes the shared default ``Tensor()`` of an
+    optional tensor attr (``Const(b)`` twice), as in GE-PY, whose default is made once."""
+    for spec in op.attrs:
+        value = attrs.get(spec.name)
+        if spec.type is AttrValueType.VT_TENSOR and isinstance(value, Tensor):
+            value._transfer_ownership_when_pass_as_attr(builder)
+
+
+# GE-PY's step 6 hands scalar attributes to ctypes, which takes a bool for an int
+# (``c_int64(True)``), any object for a bool (its truth) and an int for a float.
+_CTYPES_SCALARS: dict[AttrValueType, tuple[type | tuple[type, ...], Callable[[Any], Any]]] = {
+    AttrValueType.VT_INT: (bool, int),
+    AttrValueType.VT_BOOL: (object, bool),
+    AttrValueType.VT_FLOAT: ((bool, int), float),
+}
+
+
+def _marshalled(spec: AttrSpec, value: Any) -> Any:
+    """An attribute argument as GE-PY's marshalling reads it (step 6)."""
+    if isinstance(value, AttrValue):
+        return value.value
+    rule = _CTYPES_SCALARS.get(spec.type)
+    if rule is not None and isinstance(value, rule[0]):
+        try:
+            return rule[1](value)
+        except (TypeError, ValueError):
+            return value  # the attribute check names what is wrong with it
+    return value
+
+
 def _count(op: OpDef, name: str, value: Any) -> int:
     """A ``<out>_num`` argument: an int from 0 to ``MAX_PORTS``."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -396,6 +446,7 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
     input_names = [e.name for e in inputs]
     accepts_like = len(op.inputs) > 1 or bool(op.inputs and all(s.optional for s in op.inputs))
     output_class = _output_class(op) if len(op.outputs) > 1 else None
+    single_dynamic_output = len(op.outputs) == 1 and op.outputs[0].dynamic
 
     def build(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -422,12 +473,16 @@ def make_op_function(op: OpDef) -> Callable[..., Any]:
             elif entry.role == "subgraph":
                 subgraphs[entry.index] = values[entry.name]
             elif entry.role == "attr":
-                value = values[entry.name]
-                attrs[op.attrs[entry.index].name] = (
-                    value.value if isinstance(value, AttrValue) else value
-                )
-        if op.subgraphs:
-            _check_subgraphs(op, subgraphs, counts, ports)
+                spec = op.attrs[entry.index]
+                attrs[spec.name] = _marshalled(spec, values[entry.name])
+        each = _hand_over_subgraphs(op, subgraphs, builder) if op.subgraphs else []
+        _hand_over_tensors(op, attrs, builder)
+        problem = _subgraphs_problem(op, each, counts, ports) if each else ""
+        if problem:
+            if single_dynamic_output:  # GE-PY's zeroed result struct: an empty list
+                print(f"{op.type}: Assert failed: {problem}", file=sys.stderr)
+                return []
+            raise GeValueError(f"Tensor handle cannot be None: {problem}")
         node = builder._add(op.type, ports, attrs, output_counts=counts, subgraphs=subgraphs)
         return _results(op, builder, node, counts, output_class)
 

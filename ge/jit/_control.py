@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import ge.es
-from ge.error import GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError
 from ge.es.graph_builder import GraphBuilder
 from ge.es.tensor_holder import TensorHolder
 from ge.es.tensor_like import to_const
@@ -132,6 +132,7 @@ def cond(
             f"{then_tree} {then_types} vs {else_tree} {else_types}"
         )
     outs = ge.es.If(pred_h, inputs + captured, len(then_types), then_graph, else_graph)
+    _check_built("cond", outs, len(then_types))
     return unflatten(then_tree, list(outs))
 
 
@@ -168,7 +169,18 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
         )
     carried = inputs + captured  # values the loop reads from outside ride along unchanged
     outs = ge.es.While(carried, len(carried), cond_graph, body_graph)
+    _check_built("while_loop", outs, len(carried))
     return unflatten(tree, list(outs)[: len(inputs)])
+
+
+def _check_built(name: str, outs: list[Any], count: int) -> None:
+    """GE-PY's If/While return ``[]`` when their subgraph checks fail (and print why); the
+    subgraphs traced here are built to pass them, so an empty result is our bug."""
+    if len(outs) != count:
+        raise GeError(
+            f"ge.jit.{name}: the node was refused by its subgraph checks (see stderr); "
+            f"expected {count} outputs, got {len(outs)}"
+        )
 
 
 def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:

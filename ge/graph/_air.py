@@ -457,8 +457,10 @@ def _add_op(graph: Graph, op: Any) -> tuple[Node, list[str]]:
     node._output_names = _take_port_names(attrs, len(op.output_desc), _PORT_NAME_KEYS[1])
     node._attrs = attrs
     node._subgraph_names = list(op.subgraph_name)
-    for i, desc in enumerate(op.input_desc):
-        node._input_descs[i] = _decode_desc(desc)
+    inputs = node._input_descs
+    if inputs:  # (no inputs: the shared empty tuple)
+        for i, desc in enumerate(op.input_desc):
+            inputs[i] = _decode_desc(desc)
     for i, desc in enumerate(op.output_desc):
         node._output_descs[i] = _decode_desc(desc)
     return node, list(op.input)

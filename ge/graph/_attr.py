@@ -50,16 +50,27 @@ def check_attr_key(key: object, text: str = "Attribute key must be a string") ->
     return key
 
 
-def _tensor_cls() -> type[Tensor]:
-    from ge.graph.tensor import Tensor  # noqa: PLC0415  (tensor.py sits beside us, no cycle at use)
+_CLASSES: dict[str, type[Any]] = {}
+"""``Tensor`` and ``Graph``, imported on first use (both modules import this one) and kept:
+an import statement costs about a microsecond, and these run per attribute set."""
 
-    return Tensor
+
+def _tensor_cls() -> type[Tensor]:
+    cls = _CLASSES.get("Tensor")
+    if cls is None:
+        from ge.graph.tensor import Tensor  # noqa: PLC0415  (tensor.py imports us; no cycle at use)
+
+        cls = _CLASSES["Tensor"] = Tensor
+    return cls
 
 
 def _graph_cls() -> type[Graph]:
-    from ge.graph.graph import Graph  # noqa: PLC0415  (graph.py imports this module)
+    cls = _CLASSES.get("Graph")
+    if cls is None:
+        from ge.graph.graph import Graph  # noqa: PLC0415  (graph.py imports this module)
 
-    return Graph
+        cls = _CLASSES["Graph"] = Graph
+    return cls
 
 
 def _is_int(v: object) -> bool:

@@ -93,11 +93,13 @@ def _nodes(graph: Graph, twin: Graph) -> dict[int, Node]:
     for name, node in graph._nodes.items():
         copy = Node._create(twin, name, node._type, 0, 0)
         copy._attrs = _attrs(node._attrs)
-        copy._input_descs = [_desc(d) for d in node._input_descs]
+        if node._input_descs:  # (else the shared empty tuple Node._create gave)
+            copy._input_descs = [_desc(d) for d in node._input_descs]
         copy._output_descs = [_desc(d) for d in node._output_descs]
         copy._input_names = node._input_names  # never changed in place: shared
         copy._output_names = node._output_names
-        copy._in_edges = [None] * len(node._in_edges)
+        if node._in_edges:
+            copy._in_edges = [None] * len(node._in_edges)
         copy._out_edges = [[] for _ in node._out_edges]
         copy._subgraph_names = list(node._subgraph_names) if node._subgraph_names else ()
         copy._op = node._op
@@ -110,13 +112,14 @@ def _edges(graph: Graph, copies: dict[int, Node]) -> None:
     """Data and control edges, consumers listed in node order as the AIR reader adds them."""
     for node in graph._nodes.values():
         copy = copies[id(node)]
+        copy_edges = copy._in_edges
         for port, edge in enumerate(node._in_edges):
-            if edge is None:
+            if edge is None or not copy_edges:  # (no inputs: the shared empty tuple)
                 continue
             src = copies.get(id(edge[0]))
             if src is None or edge[0]._graph is not graph or edge[1] >= len(src._out_edges):
                 raise _UnsupportedError
-            copy._in_edges[port] = (src, edge[1])
+            copy_edges[port] = (src, edge[1])
             src._out_edges[edge[1]].append((copy, port))
         for pred in node._in_ctrl:
             src = copies.get(id(pred))

@@ -299,13 +299,15 @@ class Graph:
     def _cut_links(self, node: Node, producers: dict[tuple[int, int], list[Port]]) -> None:
         """Unlink ``node``'s inputs (noting the producers' consumer lists in ``producers``,
         for the caller to filter), its consumers and its control edges."""
-        for port, edge in enumerate(node._in_edges):
-            if edge is not None:
-                producers.setdefault((id(edge[0]), edge[1]), edge[0]._out_edges[edge[1]])
-                node._in_edges[port] = None
+        edges = node._in_edges
+        if edges:  # (no inputs: the shared empty tuple)
+            for port, edge in enumerate(edges):
+                if edge is not None:
+                    producers.setdefault((id(edge[0]), edge[1]), edge[0]._out_edges[edge[1]])
+                    edges[port] = None
         for consumers in node._out_edges:
             for dst, dst_port in consumers:
-                dst._in_edges[dst_port] = None
+                Graph._clear_input(dst, dst_port)
             consumers.clear()
         for src in list(node._in_ctrl):
             self._unlink_control(src, node)
@@ -329,8 +331,10 @@ class Graph:
                 f"{src_port_index} to Node {dst_node._name}, Port Index "
                 f"{dst_port_index}: {problem}"
             )
+        edges = dst_node._in_edges
+        assert edges, problem  # the port exists (checked): a list
         src_node._out_edges[src_port_index].append((dst_node, dst_port_index))
-        dst_node._in_edges[dst_port_index] = (src_node, src_port_index)
+        edges[dst_port_index] = (src_node, src_port_index)
 
     @staticmethod
     def _data_edge_problem(src: Node, src_port: int, dst: Node, dst_port: int) -> str:
@@ -402,7 +406,14 @@ class Graph:
             if node is dst and port == dst_port:
                 del consumers[i]
                 break
-        dst._in_edges[dst_port] = None
+        Graph._clear_input(dst, dst_port)
+
+    @staticmethod
+    def _clear_input(dst: Node, dst_port: int) -> None:
+        """Disconnect input ``dst_port`` of ``dst``, an edge's end (so ``dst`` has inputs)."""
+        edges = dst._in_edges
+        assert edges, dst._name  # an edge ends here: a list, not the shared ()
+        edges[dst_port] = None
 
     @staticmethod
     def _unlink_control(src: Node, dst: Node) -> None:
@@ -430,7 +441,9 @@ class Graph:
             raise GeTypeError(f"desc must be a TensorDesc, got {type(desc).__name__}")
         node._output_descs[port] = desc._clone()
         for dst, dst_port in node._out_edges[port]:
-            dst._input_descs[dst_port] = desc._clone()
+            descs = dst._input_descs
+            assert descs, dst._name  # an edge ends here: a list, not the shared ()
+            descs[dst_port] = desc._clone()
 
     def save_descs(self) -> DescSnapshot:
         """A copy of the input and output descs of every node of the root graph and of every

@@ -167,9 +167,14 @@ class Node:
         node._attrs = {}
         num_inputs = len(input_names)
         scalar = TensorDesc._scalar
-        if input_descs is None:
-            input_descs = [scalar() for _ in range(num_inputs)]
-        node._input_descs = input_descs
+        if not num_inputs:  # a Const or Data: one shared empty tuple, no GC-tracked lists
+            node._input_descs = ()
+            node._in_edges = ()
+        else:
+            node._input_descs = (
+                [scalar() for _ in range(num_inputs)] if input_descs is None else input_descs
+            )
+            node._in_edges = [None] * num_inputs
         if output_descs is None:
             output_descs = (
                 [scalar()] if len(output_names) == 1 else [scalar() for _ in output_names]
@@ -177,7 +182,6 @@ class Node:
         node._output_descs = output_descs
         node._input_names = input_names
         node._output_names = output_names
-        node._in_edges = [None] * num_inputs
         # (a comprehension is a call in CPython 3.11: most nodes have one output)
         node._out_edges = [[]] if len(output_names) == 1 else [[] for _ in output_names]
         node._in_ctrl = ()  # shared until written: see Graph's link_control
@@ -192,11 +196,11 @@ class Node:
     _name: str
     _type: str
     _attrs: dict[str, AttrValue]
-    _input_descs: list[TensorDesc]
+    _input_descs: list[TensorDesc] | tuple[()]  # () when there are no inputs (shared)
     _output_descs: list[TensorDesc]
     _input_names: list[str] | tuple[str, ...]  # never changed in place: may be shared
     _output_names: list[str] | tuple[str, ...]
-    _in_edges: list[Port | None]
+    _in_edges: list[Port | None] | tuple[()]  # () when there are no inputs (shared)
     _out_edges: list[list[Port]]
     _in_ctrl: list[Node] | tuple[()]
     _out_ctrl: list[Node] | tuple[()]
@@ -408,7 +412,7 @@ class Node:
     def update_output_desc(self, index: int, tensor_desc: TensorDesc) -> None:
         self._update_desc(index, tensor_desc, "output", self._output_descs)
 
-    def _ge_desc(self, index: object, side: str, descs: list[TensorDesc]) -> TensorDesc:
+    def _ge_desc(self, index: object, side: str, descs: list[TensorDesc] | tuple[()]) -> TensorDesc:
         i = _ge_index(index, side.capitalize())
         port = _port(i, len(descs))
         if port is None:
@@ -418,13 +422,13 @@ class Node:
         return descs[port]
 
     def _update_desc(
-        self, index: object, tensor_desc: object, side: str, descs: list[TensorDesc]
+        self, index: object, tensor_desc: object, side: str, descs: list[TensorDesc] | tuple[()]
     ) -> None:
         i = _ge_index(index, side.capitalize())
         if not isinstance(tensor_desc, TensorDesc):
             raise GeTypeError(f"tensor_desc must be a TensorDesc, got {type(tensor_desc).__name__}")
         port = _port(i, len(descs))
-        if port is None:
+        if port is None or not descs:  # (no ports: the shared empty tuple)
             raise GraphError(
                 f"Failed to update {side} desc for index {i}{_range_note(self, len(descs), side)}"
             )

@@ -102,13 +102,6 @@ class Shape(list[int]):
         return any(d in (self.UNKNOWN_DIM, self.UNKNOWN_DIM_NUM) for d in self)
 
 
-def _copy_shape(shape: Shape) -> Shape:
-    """A copy of a shape already checked (no per-dim validation: clones are frequent)."""
-    twin = Shape.__new__(Shape)
-    list.extend(twin, shape)
-    return twin
-
-
 def _check_enum(value: object, enum: type[DataType] | type[Format], message: str) -> None:
     if not isinstance(value, enum):
         raise GeTypeError(f"{message}, got {value!r}")
@@ -200,9 +193,12 @@ class TensorDesc:
     data_type = property(get_data_type)
 
     def _clone(self) -> TensorDesc:
+        """A copy that shares the shape lists: no code changes ``_shape`` or ``_origin_shape``
+        in place (every setter stores a new ``Shape``, getters return copies), so sharing
+        them is invisible and saves a GC-tracked list per desc (clones are made per edge)."""
         twin = TensorDesc.__new__(TensorDesc)
-        twin._shape = _copy_shape(self._shape)
-        twin._origin_shape = None if self._origin_shape is None else _copy_shape(self._origin_shape)
+        twin._shape = self._shape
+        twin._origin_shape = self._origin_shape
         twin._format = self._format
         twin._origin_format = self._origin_format
         twin._data_type = self._data_type

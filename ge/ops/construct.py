@@ -238,7 +238,7 @@ def _add_const(
     two paths to the same node."""
     stored = tensor._clone()  # what can fail comes before the node is added
     output_descs = [stored.get_tensor_desc()]
-    node = graph._add_node_named(op.type, name, (), layout.output_names, [], output_descs)
+    node = graph._add_node_named(op.type, name, (), layout.output_names, None, output_descs)
     node._source = source
     node._op = op
     node._attrs["value"] = AttrValue(AttrValueType.VT_TENSOR, stored)
@@ -265,15 +265,7 @@ def _add_any_node(
     registered: list[Graph] = []
     try:
         _annotate(node, op, attrs, source)
-        for port, src in enumerate(flat_inputs):
-            if src is not None:
-                graph.add_data_edge(src[0], src[1], node, port)
-                node._input_descs[port] = producer_desc(node, port)._clone()
-        if declared is not None:
-            node._output_descs = [d._clone() for d in declared]
-            for port in range(min(len(node._input_descs), len(declared))):
-                if node._in_edges[port] is None:
-                    node._input_descs[port] = declared[port]._clone()
+        _connect(graph, node, flat_inputs, declared)
         for index, sub in enumerate(graphs):
             if graph.get_subgraph(sub.name) is not sub:
                 registered.append(sub)
@@ -287,6 +279,28 @@ def _add_any_node(
         graph.remove_node(node)
         raise
     return node
+
+
+def _connect(
+    graph: Graph,
+    node: Node,
+    flat_inputs: Sequence[Port | None],
+    declared: Sequence[TensorDesc] | None,
+) -> None:
+    """Edges from ``flat_inputs`` (one per port) into the new ``node``, input descs copied from
+    the producers, and the ``declared`` descs: the outputs, and the unconnected inputs."""
+    input_descs = node._input_descs
+    if input_descs:  # (no inputs: the shared empty tuple)
+        for port, src in enumerate(flat_inputs):
+            if src is not None:
+                graph.add_data_edge(src[0], src[1], node, port)
+                input_descs[port] = producer_desc(node, port)._clone()
+    if declared is not None:
+        node._output_descs = [d._clone() for d in declared]
+        if input_descs:
+            for port in range(min(len(input_descs), len(declared))):
+                if node._in_edges[port] is None:
+                    input_descs[port] = declared[port]._clone()
 
 
 def _annotate(node: Node, op: OpDef, attrs: dict[str, Any] | None, source: str | None) -> None:
@@ -348,10 +362,12 @@ def _complete(
     try:
         if attrs or op.attrs:
             _set_attrs(op, node, attrs or {})
-        for port, src in enumerate(inputs):
-            if src is not None:
-                src[0]._out_edges[src[1]].append((node, port))
-                node._in_edges[port] = src
+        edges = node._in_edges
+        if edges:  # (no inputs: the shared empty tuple)
+            for port, src in enumerate(inputs):
+                if src is not None:
+                    src[0]._out_edges[src[1]].append((node, port))
+                    edges[port] = src
         if infer:
             node._output_descs = infer_node(node, op)
     except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node

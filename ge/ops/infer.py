@@ -345,9 +345,11 @@ def infer_graph(graph: Graph, input_shapes: Sequence[Sequence[int]] | None = Non
     if input_shapes is not None:
         _set_input_shapes(graph, input_shapes)
     for node in order:
-        for port in range(len(node._in_edges)):
-            if node._in_edges[port] is not None:
-                node._input_descs[port] = producer_desc(node, port)._clone()
+        descs = node._input_descs
+        if descs:  # (no inputs: the shared empty tuple)
+            for port, edge in enumerate(node._in_edges):
+                if edge is not None:
+                    descs[port] = edge[0]._output_descs[edge[1]]._clone()
         node._output_descs = infer_node(node)
 
 

@@ -364,16 +364,11 @@ def copyto(
     _commit(dst, dst._op("SelectV2", condition, full, dst))
 
 
-def _copy(anchor: TensorHolder, a: Any, **_: Any) -> TensorHolder:
-    x = anchor._operand(a)
-    return x._op("Identity", x)
-
-
 def _copyto_rule(anchor: TensorHolder, dst: Any, src: Any, **kwargs: Any) -> None:
     copyto(anchor, dst, src, **kwargs)
 
 
 def install(functions: dict[str, Any]) -> None:
-    """Add ``np.copyto`` and ``np.copy`` to ``TensorHolder.__array_function__``'s table."""
+    """Add ``np.copyto`` to ``TensorHolder.__array_function__``'s table (``np.copy`` is a
+    rule of ``_numpy_api``)."""
     functions.setdefault("copyto", _copyto_rule)
-    functions.setdefault("copy", _copy)

@@ -4,7 +4,7 @@ A graph has no mutable buffers, so an update builds the new value functionally a
 the holder to it (``TensorHolder._rebind``): the same Python object now stands for the new
 node, so every name bound to it (``y = x; x[0] = 1``: ``y`` sees the update, as in numpy) and
 every later read sees the update. ``ge.jit`` writes the final value of a mutated argument
-back into the caller's array (``ge.jit._function``).
+back into the caller's array (``ge.jit._entry``).
 
 Decisions:
 

@@ -284,16 +284,18 @@ def _matmul_pair(
 
 
 def _greedy_pair(terms: list[str], output: str, sizes: dict[str, int]) -> tuple[int, int]:
-    """The two operands to contract next: opt_einsum's greedy choice, the pair whose result
-    grows memory least (result size minus both operands' sizes), earliest pair on a tie."""
-    best: tuple[int, int, int] | None = None
+    """The two operands to contract next: opt_einsum's greedy choice, a pair sharing a letter
+    if there is one (an outer product only when nothing else is left), the one whose result
+    grows memory least (result size minus both operands' sizes), the earliest on a tie."""
+    best: tuple[tuple[bool, int], int, int] | None = None
     for i in range(len(terms)):
         for j in range(i + 1, len(terms)):
             rest = set(output).union(*(t for n, t in enumerate(terms) if n not in (i, j)))
             result = "".join(c for c in set(terms[i] + terms[j]) if c in rest)
-            cost = _count(sizes, result) - _count(sizes, terms[i]) - _count(sizes, terms[j])
-            if best is None or cost < best[0]:
-                best = (cost, i, j)
+            grows = _count(sizes, result) - _count(sizes, terms[i]) - _count(sizes, terms[j])
+            key = (not set(terms[i]) & set(terms[j]), grows)
+            if best is None or key < best[0]:
+                best = (key, i, j)
     assert best is not None  # called with at least two operands
     return best[1], best[2]
 

@@ -147,6 +147,27 @@ class TensorDesc:
         desc._attrs = {}
         return desc
 
+    @classmethod
+    def _of(cls, dims: Iterable[int], format: Format, data_type: DataType) -> TensorDesc:
+        """``TensorDesc(list(dims), format, data_type)`` with one copy of ``dims`` instead of
+        three (infer rules make one per node output); anything but plain ints and enum members
+        takes the checked constructor, which converts or refuses it."""
+        shape = Shape.__new__(Shape)
+        list.extend(shape, dims)
+        if type(format) is not Format or type(data_type) is not DataType:
+            return cls(list(shape), format, data_type)
+        for d in shape:
+            if type(d) is not int:
+                return cls(list(shape), format, data_type)
+        desc = cls.__new__(cls)
+        desc._shape = shape
+        desc._origin_shape = None
+        desc._format = format
+        desc._origin_format = format
+        desc._data_type = data_type
+        desc._attrs = {}
+        return desc
+
     # GE-PY getters/setters
     def get_shape(self) -> Shape:
         return Shape(self._shape)

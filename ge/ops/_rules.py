@@ -50,8 +50,8 @@ INDEX = frozenset({DataType.DT_INT32, DataType.DT_INT64})
 
 
 def desc(shape: Iterable[int], data_type: DataType, fmt: Format = Format.FORMAT_ND) -> TensorDesc:
-    """A fresh output desc."""
-    return TensorDesc(list(shape), fmt, data_type)
+    """A fresh output desc (the dims copied once: ``shape`` may be the input desc's list)."""
+    return TensorDesc._of(shape, fmt, data_type)
 
 
 def shape_of(d: TensorDesc) -> list[int]:

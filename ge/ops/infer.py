@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -116,28 +116,50 @@ def describe_call(op: OpDef, inputs: Sequence[Any]) -> str:
 
 def _check_dtypes(op: OpDef, inputs: Sequence[Any]) -> None:
     for spec, value in zip(op.inputs, inputs, strict=True):
-        if spec.dtypes is None or value is None:
+        allowed = spec.dtypes
+        if allowed is None or value is None:
             continue
-        for d in value if isinstance(value, list) else [value]:
-            if d._data_type not in spec.dtypes:
-                allowed = ", ".join(sorted(t.name for t in spec.dtypes))
-                raise InferError(
-                    f"input '{spec.name}' has type {d._data_type.name}; {op.type} accepts {allowed}"
-                )
+        if type(value) is TensorDesc:  # one port (no list made per input)
+            if value._data_type not in allowed:
+                _refuse_dtype(op, spec.name, value, allowed)
+            continue
+        for d in value:
+            if d._data_type not in allowed:
+                _refuse_dtype(op, spec.name, d, allowed)
+
+
+def _refuse_dtype(op: OpDef, name: str, d: TensorDesc, allowed: frozenset[Any]) -> NoReturn:
+    names = ", ".join(sorted(t.name for t in allowed))
+    raise InferError(f"input '{name}' has type {d._data_type.name}; {op.type} accepts {names}")
 
 
 def _fixed_outputs(op: OpDef, results: Sequence[Any], counts: list[int]) -> list[TensorDesc]:
     """``_flatten_outputs`` for an op without dynamic outputs, whose rule returns one desc per
-    output (checked without building groups; anything else gets the full check's message)."""
-    flat = list(results)
-    if len(flat) == len(op.outputs):
-        for d in flat:
+    output (checked without building groups; anything else gets the full check's message).
+    ``counts`` are ones (``_ones``) unless the rule replaced them; a list the rule returned
+    is kept, not copied (rules return fresh lists)."""
+    if len(results) == len(op.outputs) and (counts is _ONES.get(len(counts)) or _all_one(counts)):
+        for d in results:
             if type(d) is not TensorDesc:
                 break
         else:
-            if all(c == 1 for c in counts):
-                return flat
+            return results if type(results) is list else list(results)
     return _flatten_outputs(op, results, counts)
+
+
+def _all_one(counts: list[int]) -> bool:
+    return all(c == 1 for c in counts)
+
+
+_ONES: dict[int, list[int]] = {}
+"""Output counts of fixed-layout ops, one shared list per output count (read only)."""
+
+
+def _ones(count: int) -> list[int]:
+    ones = _ONES.get(count)
+    if ones is None:
+        ones = _ONES[count] = [1] * count
+    return ones
 
 
 def _flatten_outputs(op: OpDef, results: Sequence[Any], counts: list[int]) -> list[TensorDesc]:
@@ -219,7 +241,7 @@ def _infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]
             inputs,
             node_attrs(op, node) if op.attrs else {},
             lambda: [None if e is None else const_array(e[0]) for e in edges],
-            [1] * len(layout.output_names),
+            _ones(len(layout.output_names)),
             current_outputs=list(node._output_descs),
             subgraphs=_subgraphs_of(node) if node._subgraph_names else None,
             infer_subgraph=infer_subgraph,

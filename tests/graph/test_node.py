@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from ge.error import GraphError
+from ge.es import GraphBuilder
 from ge.graph import DataType, Format, Graph, Node, TensorDesc
 
 
@@ -354,3 +356,29 @@ def test_link_port_index_must_be_int(bad: Any) -> None:
 def test_repr_names_node_and_type() -> None:
     _, _, add, _ = _graph()
     assert "add" in repr(add) and "Add" in repr(add)
+
+
+# --- nodes without inputs share one empty tuple (build cost per node) --------------------------
+
+
+def _const_and_consumer() -> tuple[Graph, Node, Node]:
+    b = GraphBuilder("g")
+    y = b.create_input(0, shape=[2]) * 3.0  # type: ignore[operator]
+    graph = b.build_and_reset([y])
+    (mul,) = (n for n in graph.get_all_nodes() if n.type == "Mul")
+    const = mul._in_edges[1]
+    assert const is not None
+    return graph, const[0], mul
+
+
+def test_a_node_without_inputs_keeps_no_input_lists() -> None:
+    graph, const, mul = _const_and_consumer()
+    assert const.type == "Const" and const._in_edges == () and const._input_descs == ()
+    assert isinstance(mul._in_edges, list) and len(mul._input_descs) == 2
+    assert const.get_inputs_size() == 0
+    with pytest.raises(GraphError, match="Failed to update input desc for index 0"):
+        const.update_input_desc(0, TensorDesc([1]))
+    with pytest.raises(GraphError, match="Failed to get input desc for index 0"):
+        const.get_input_desc(0)
+    graph.remove_node(const)  # cutting its links writes only into the consumer
+    assert mul._in_edges[1] is None and mul._in_edges[0] is not None

@@ -273,3 +273,45 @@ def test_deepcopy_is_refused() -> None:
     d = TensorDesc([1])
     with pytest.raises(RuntimeError, match="does not support deepcopy"):
         copy.deepcopy(d)
+
+
+# --- shared shapes and the fast constructor (build cost per node) ------------------------------
+
+
+def test_a_clone_shares_its_shape_yet_stays_independent() -> None:
+    """``_clone`` shares the shape lists (no list per clone); every write replaces them, so
+    neither side sees the other's edits."""
+    d = TensorDesc([2, 3]).set_origin_shape([6])
+    twin = d._clone()
+    assert twin._shape is d._shape and twin._origin_shape is d._origin_shape
+    twin.set_shape([7]).set_origin_shape([7, 1])
+    assert (d.shape, d.origin_shape) == ([2, 3], [6])
+    d.get_shape().append(9)
+    assert (twin.shape, d.shape) == ([7], [2, 3])
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [[2, 3], (), (d for d in (4, -1)), [np.int64(5), 0], [True, 2]],
+    ids=["list", "empty tuple", "generator", "numpy int", "bool"],
+)
+def test_fast_constructor_matches_the_checked_one(dims: object) -> None:
+    dims = list(dims)  # type: ignore[call-overload]
+    fast = TensorDesc._of(iter(dims), Format.FORMAT_NCHW, DataType.DT_INT8)
+    assert fast == TensorDesc(dims, Format.FORMAT_NCHW, DataType.DT_INT8)
+    assert all(type(d) is int for d in fast._shape) and type(fast._shape) is Shape
+
+
+@pytest.mark.parametrize(
+    ("dims", "fmt", "dtype", "message"),
+    [
+        ([1.5], Format.FORMAT_ND, DataType.DT_FLOAT, "shape must be a list of integers"),
+        ([1], 2, DataType.DT_FLOAT, "Format must be a Format"),
+        ([1], Format.FORMAT_ND, "float32", "Data type must be a DataType"),
+    ],
+)
+def test_fast_constructor_refuses_what_the_checked_one_refuses(
+    dims: list[object], fmt: object, dtype: object, message: str
+) -> None:
+    with pytest.raises(TypeError, match=message):
+        TensorDesc._of(dims, fmt, dtype)  # type: ignore[arg-type]

@@ -49,6 +49,9 @@ __all__ = ["lower_scan", "lower_sort"]
 _RUN = 16  # insertion-sorted run length before merging
 _SELECT_MAX_K = 64  # TopKV2 with k up to this, and n at least _SELECT_RATIO * k, selects
 _SELECT_RATIO = 16
+_RADIX_MIN = 256  # rows at least this long are radix sorted, shorter ones merge sorted
+_RADIX_BITS = 8  # bits of the key each radix pass sorts on
+_BUCKETS = 1 << _RADIX_BITS
 _PARALLEL_MIN = 1 << 15  # elements below which one block does all rows
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
 
@@ -269,9 +272,94 @@ def _select_body(dtype: np.dtype[Any], indent: str) -> list[str]:
     return [indent + line for line in body]
 
 
+def _digit(var: str, shift: int) -> str:
+    """The radix digit of the uint64 ``var`` at bit ``shift``, as an index."""
+    return f"np.intp(({var} >> np.uint64({shift})) & np.uint64({_BUCKETS - 1}))"
+
+
+def _radix_pass(digit: int, shift: int, moves: list[str], packed: bool) -> list[str]:
+    """One stable counting-sort pass of ``rk`` (and ``rp`` unless ``packed``) into
+    ``rd``/``rq`` on the digit at ``shift``, skipped when every key has the same digit there
+    (its one bucket holds the whole row); the result is left in ``rk``/``rp``."""
+    base = digit * _BUCKETS
+    swap = ["rt = rk", "rk = rd", "rd = rt"]
+    if not packed:
+        swap += ["ru = rp", "rp = rq", "rq = ru"]
+    return [
+        f"if counts[{base} + {_digit('rk[0]', shift)}] != n:",
+        "    total = 0",
+        f"    for c in range({base}, {base + _BUCKETS}):",
+        "        t = counts[c]",
+        "        counts[c] = total",
+        "        total += t",
+        "    for q in range(n):",
+        "        rv = rk[q]",
+        f"        c = {base} + {_digit('rv', shift)}",
+        "        ro = counts[c]",
+        "        counts[c] = ro + 1",
+        *[f"        {m}" for m in moves],
+        *[f"    {line}" for line in swap],
+    ]
+
+
+def _radix_body(dtype: np.dtype[Any], indent: str) -> list[str]:
+    """LSD radix sort of the row's keys, ``_RADIX_BITS`` a pass (stable by construction, so
+    ties keep their input order), then the first ``k`` written. Keys up to 4 bytes travel
+    packed with their position in one uint64 (key in the high half, so the position rides
+    along and each pass moves one word); 8-byte keys move with their positions in a second
+    row. One pass over the row makes the keys and every digit's histogram at once."""
+    size = dtype.itemsize
+    digits = size * 8 // _RADIX_BITS
+    packed = size <= 4
+    offset = 32 if packed else 0
+    if packed:
+        store = ["rk[j] = (np.uint64(kk) << np.uint64(32)) | np.uint64(j)", "rv = rk[j]"]
+        moves = ["rd[ro] = rv"]
+        position = "np.intp(rk[j] & np.uint64(0xFFFFFFFF))"
+        rows = ["rk = packed_a", "rd = packed_b"]
+    else:
+        store = ["rk[j] = kk", "rp[j] = j", "rv = kk"]
+        moves = ["rd[ro] = rv", "rq[ro] = rp[q]"]
+        position = "rp[j]"
+        rows = ["rk = keys_a", "rd = keys_b", "rp = pos_a", "rq = pos_b"]
+    histogram = [
+        f"    counts[{d * _BUCKETS} + {_digit('rv', offset + d * _RADIX_BITS)}] += 1"
+        for d in range(digits)
+    ]
+    body = [
+        *rows,
+        f"for c in range({digits * _BUCKETS}):",
+        "    counts[c] = 0",
+        "for j in range(n):",
+        "    at = ib + j * inner",
+        *_key_lines(dtype, "    "),
+        *[f"    {line}" for line in store],
+        *histogram,
+    ]
+    for d in range(digits):
+        body += _radix_pass(d, offset + d * _RADIX_BITS, moves, packed)
+    body += _write_lines(position)
+    return [indent + line for line in body]
+
+
+def _write_lines(position: str) -> list[str]:
+    """Write the first ``k`` sorted elements (the values as raw bits) and their positions."""
+    return [
+        "for j in range(k):",
+        f"    p = {position}",
+        "    y[ob + j * inner] = x[ib + p * inner]",
+        "    yi[ob + j * inner] = np.int32(p)",
+    ]
+
+
+def _indented(lines: list[str], indent: str) -> list[str]:
+    return [indent + line for line in lines]
+
+
 def _sort_source(dtype: np.dtype[Any]) -> str:
     size = dtype.itemsize
     u = _UINT[size]
+    digits = size * 8 // _RADIX_BITS
     lines = [
         "def kernel(block_idx, block_dim, args):",
         "    rows = args[0]",
@@ -280,19 +368,25 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         "    inner = args[3]",
         "    descending = args[4] != 0",
         f"    sign = {u}({1 << (8 * size - 1):#x})",
-        f"    x = kernel_array(args[5], args[12], {u})",
-        f"    y = kernel_array(args[6], args[13], {u})",
-        "    yi = kernel_array(args[7], args[13], np.int32)",
+        f"    x = kernel_array(args[5], args[13], {u})",
+        f"    y = kernel_array(args[6], args[14], {u})",
+        "    yi = kernel_array(args[7], args[14], np.int32)",
         f"    keys_a = kernel_array(args[8] + block_idx * n * {size}, n, {u})",
         f"    keys_b = kernel_array(args[9] + block_idx * n * {size}, n, {u})",
         "    pos_a = kernel_array(args[10] + block_idx * n * 8, n, np.int64)",
         "    pos_b = kernel_array(args[11] + block_idx * n * 8, n, np.int64)",
+        "    packed_a = kernel_array(args[10] + block_idx * n * 8, n, np.uint64)",
+        "    packed_b = kernel_array(args[11] + block_idx * n * 8, n, np.uint64)",
+        f"    counts = kernel_array(args[12] + block_idx * {digits * _BUCKETS * 8}, "
+        f"{digits * _BUCKETS}, np.int64)",
         *_rows_loop(),
         "        ib = a * n * inner + b",
         "        ob = a * k * inner + b",
         f"        if 0 < k <= {_SELECT_MAX_K} and {_SELECT_RATIO} * k <= n:",
         *_select_body(dtype, "            "),
-        "            sv = pos_a",
+        *_indented(_write_lines("pos_a[j]"), "            "),
+        f"        elif n >= {_RADIX_MIN}:",
+        *_radix_body(dtype, "            "),
         "        else:",
         "            for j in range(n):",
         "                at = ib + j * inner",
@@ -304,10 +398,7 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         "            dk = keys_b",
         "            dv = pos_b",
         *_sort_body("            "),
-        "        for j in range(k):",
-        "            p = sv[j]",
-        "            y[ob + j * inner] = x[ib + p * inner]",
-        "            yi[ob + j * inner] = np.int32(p)",
+        *_indented(_write_lines("sv[j]"), "            "),
     ]
     return "\n".join(lines) + "\n"
 
@@ -336,8 +427,10 @@ def lower_sort(axis_attr: str, descending_attr: str) -> Lowering:
         keys = np.dtype(_UINT[spec.dtype.itemsize][3:])
         index = np.dtype(np.int64)
         scratch = [_scratch(ctx, width, t) for t in (keys, keys, index, index)]
+        histograms = blocks * spec.dtype.itemsize * 8 // _RADIX_BITS * _BUCKETS
+        scratch.append(_scratch(ctx, histograms, index))
         descending = int(bool(ctx.attrs[descending_attr]))
-        template = [rows, n, k, inner, descending, 0, 0, 0, 0, 0, 0, 0]
+        template = [rows, n, k, inner, descending, 0, 0, 0, 0, 0, 0, 0, 0]
         template += [_count(shape), _count(tuple(out_spec.shape))]
         buffers = [x, ctx.outputs[0], ctx.outputs[1], *scratch]
         return [
@@ -346,7 +439,7 @@ def lower_sort(axis_attr: str, descending_attr: str) -> Lowering:
                 kernel_from_source(_sort_source(spec.dtype), options=ctx.ge_options),
                 blocks,
                 template,
-                list(zip(range(5, 12), buffers, strict=True)),
+                list(zip(range(5, 13), buffers, strict=True)),
             )
         ]
 

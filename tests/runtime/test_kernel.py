@@ -838,6 +838,22 @@ def test_launch_without_the_native_pool_runs_blocks_on_python_threads(
         stream.synchronize()
 
 
+@pytest.mark.parametrize("layout", ["writable", "read-only"])
+def test_run_blocks_reads_its_arguments_array(layout: str, ew: KernelFunction, dev: Dev) -> None:
+    """``run_blocks`` (what a plan's kernel task calls) takes the address of a writable
+    arguments array itself and of a read-only one through numpy; both run the same."""
+    x = np.linspace(-1, 1, 5)
+    xb, yb = dev.put(x), dev.empty(5, np.float64)
+    args = np.array([xb.addr, yb.addr, 5], np.int64)
+    args.setflags(write=layout == "writable")
+    assert kernel_module.run_blocks(ew, 2, args) == 0
+    np.testing.assert_allclose(Dev.get(yb, 5, np.float64), _ref_ew(x), rtol=1e-13)
+    bad = np.array([xb.addr, 16, 5], np.int64)
+    bad.setflags(write=layout == "writable")
+    assert kernel_module.run_blocks(ew, 2, bad) != 0
+    assert "(from args[1])" in kernel_module.describe_failure("ew", 1, bad)
+
+
 def test_launch_names_a_refused_plain_int_argument(
     ew: KernelFunction, dev: Dev, stream: Stream
 ) -> None:

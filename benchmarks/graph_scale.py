@@ -15,6 +15,10 @@ now (not found in the disk kernel cache). Flat µs/node from 1k to 100k is the g
     wide       many independent branches x * c_i + 0.5, summed back as a binary tree
     jit-chain  the chain written as a Python loop in a @ge.jit function, traced
 
+The (gc) column is the part of build spent in cyclic garbage collections, and obj the
+GC-tracked objects each node of the built graph keeps alive: what every full collection walks,
+so the build cost per node grows with it as the graph outgrows the CPU caches.
+
 Run: python benchmarks/graph_scale.py [--sizes 1000,10000,100000] [--cases chain,wide]
      [--steady-repeat 5] [--no-lower]
 """
@@ -97,6 +101,7 @@ class Row:
     build: float
     compile: float
     build_gc: float = 0.0  # of ``build``: in cyclic garbage collections
+    tracked: float = 0.0  # GC-tracked objects per node the built graph keeps (what gc walks)
     lower: float = float("nan")
     first: float = float("nan")
     steady: float = float("nan")
@@ -121,6 +126,7 @@ class _GcClock:
 
 def measure(case: str, n: int, lower: bool, repeat: int) -> Row:
     gc.collect()
+    tracked = len(gc.get_objects())
     clock = _GcClock()
     gc.callbacks.append(clock)
     try:
@@ -129,9 +135,13 @@ def measure(case: str, n: int, lower: bool, repeat: int) -> Row:
         t1 = time.perf_counter()
     finally:
         gc.callbacks.remove(clock)
+    gc.collect()
+    tracked = len(gc.get_objects()) - tracked
+    t1b = time.perf_counter()
     optimized = optimize_graph(graph)
     t2 = time.perf_counter()
-    row = Row(case, len(graph.get_direct_nodes()), t1 - t0, t2 - t1, build_gc=clock.seconds)
+    nodes = len(graph.get_direct_nodes())
+    row = Row(case, nodes, t1 - t0, t2 - t1b, build_gc=clock.seconds, tracked=tracked / nodes)
     if not lower:
         return row
     kernels, built = _codegen.compiled_kernel_count(), _codegen.built_kernel_count()
@@ -156,14 +166,15 @@ def print_table(rows: list[Row]) -> None:
     print(
         f"{'case':10} {'nodes':>7} | {'build s':>8} {'compile s':>9} {'lower s':>8} "
         f"{'1st run s':>9} {'steady ms':>9} | {'build':>7} {'(gc)':>6} {'compile':>7} "
-        f"{'lower':>7} µs/node | {'tasks':>6} {'kernels':>7} {'built':>5}"
+        f"{'lower':>7} µs/node | {'obj':>5} | {'tasks':>6} {'kernels':>7} {'built':>5}"
     )
     for r in rows:
         print(
             f"{r.case:10} {r.nodes:7d} | {r.build:8.3f} {r.compile:9.3f} {r.lower:8.3f} "
             f"{r.first:9.3f} {r.steady * 1e3:9.3f} | {_us(r.build, r.nodes)} "
             f"{_us(r.build_gc, r.nodes)[1:]} {_us(r.compile, r.nodes)} "
-            f"{_us(r.lower, r.nodes)}         | {r.tasks:6d} {r.kernels:7d} {r.built:5d}",
+            f"{_us(r.lower, r.nodes)}         | {r.tracked:5.1f} | "
+            f"{r.tasks:6d} {r.kernels:7d} {r.built:5d}",
             flush=True,
         )
 

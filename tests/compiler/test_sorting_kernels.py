@@ -182,6 +182,68 @@ def test_sort_long_row_merges_across_many_runs() -> None:
     _assert_same(values, x[order])
 
 
+RADIX_SHAPES = [((3, 300), 1), ((300, 2), 0), ((2, 256), -1)]  # rows of 256+: radix sorted
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("dtype", _params(ALL_SORT))
+def test_long_rows_radix_sort_matches_stable_numpy(dtype: str, descending: bool) -> None:
+    """Rows of 256 or more take the radix sort: ties, NaN, +-inf and -0.0 (the feed's small
+    values leave most digits constant, so skipped passes are covered), a strided axis."""
+    for shape, axis in RADIX_SHAPES:
+        x = _feed(shape, dtype, "radix", axis)
+        values, indices = _run("Sort", x, {"axis": axis, "descending": descending})
+        order = _order(x, axis, descending)
+        _assert_same(indices, order.astype(np.int32))
+        _assert_same(values, np.take_along_axis(x, order, axis))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint8"])
+def test_radix_sort_uses_every_digit_of_full_range_integers(dtype: str) -> None:
+    """Random full-range integers with the extremes mixed in: every radix pass does work."""
+    info = np.iinfo(NP[dtype])
+    rng = np.random.default_rng(11)
+    x = rng.integers(info.min, info.max, size=(2, 1000), dtype=NP[dtype], endpoint=True)
+    x[:, :4] = [info.min, info.max, 0, info.min]
+    for descending in (False, True):
+        values, indices = _run("Sort", x, {"axis": 1, "descending": descending})
+        order = _order(x, 1, descending)
+        _assert_same(indices, order.astype(np.int32))
+        _assert_same(values, np.take_along_axis(x, order, 1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_radix_sort_float_keys(dtype: str) -> None:
+    """NaNs of any sign and payload are one key above +inf (last ascending, first
+    descending, in input order), -0.0 and 0.0 are one key (input order kept), and every
+    value is written with its own bits."""
+    bits = np.dtype(f"u{NP[dtype].itemsize}")
+    sign = 1 << (8 * bits.itemsize - 1)
+    quiet = int(np.array(np.nan, NP[dtype]).view(bits))
+    signaling = int(np.array(np.inf, NP[dtype]).view(bits)) | 1
+    nans = np.array([quiet | 1, sign | quiet, signaling, sign | signaling | 6], bits)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=600).astype(NP[dtype])
+    x[rng.choice(600, 40, replace=False)] = rng.choice(nans, 40).view(NP[dtype])
+    x[rng.choice(600, 30, replace=False)] = rng.choice([0.0, -0.0, np.inf, -np.inf], 30)
+    x[100:120] = x[7]  # a run of ties
+    for descending in (False, True):
+        values, indices = _run("Sort", x, {"descending": descending})
+        with np.errstate(invalid="ignore"):  # the signaling NaNs, widened
+            order = _order(x, 0, descending)
+        np.testing.assert_array_equal(indices, order.astype(np.int32))
+        np.testing.assert_array_equal(values.view(bits), x.view(bits)[order])
+
+
+def test_topk_large_k_of_long_rows_radix_sorts() -> None:
+    x = _feed((3, 400), "float32", "radix-topk")
+    for largest in (True, False):
+        values, indices = _run("TopKV2", x, {"largest": largest}, 100)
+        order = _order(x, 1, largest)[:, :100]
+        _assert_same(indices, order.astype(np.int32))
+        _assert_same(values, np.take_along_axis(x, order, 1))
+
+
 # --- Cumsum / Cumprod ---------------------------------------------------------------------------
 def _scan(fn: Any, x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
     """numpy's scan in x's type (float32 for half types, rounded at the end)."""

@@ -149,19 +149,3 @@ def test_the_key_covers_the_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
     key = _disk_cache.cache_key(source)
     monkeypatch.setattr(_disk_cache, "_toolchain", lambda: "another numba")
     assert _disk_cache.cache_key(source) != key
-
-
-def test_the_launcher_code_is_cached_too(cache_dir: Path) -> None:
-    code = """
-        import numpy as np
-        from ge.compiler.kernels import _disk_cache  # plugs the cache into the launcher
-        from ge.runtime import _launcher
-        assert _launcher.available()
-        print("ok")
-    """
-    env = {**os.environ, "GE_KERNEL_CACHE_DIR": str(cache_dir)}
-    assert _child(code, env).strip() == "ok"
-    first = sorted(p.name for p in _entries(cache_dir))
-    assert first, "the pool's machine code was stored"
-    assert _child(code, env).strip() == "ok"  # loaded, not stored again
-    assert sorted(p.name for p in _entries(cache_dir)) == first

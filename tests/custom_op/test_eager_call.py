@@ -102,8 +102,8 @@ def test_builtin_ops_keep_ge_py_behaviour() -> None:
     with pytest.raises(GeValueError) as info:
         ge.es.Add(a, a)
     assert str(info.value) == (
-        "Add: Please ensure at least one input tensor or an explicit owner_builder is "
-        "provided when supported: the op needs to know which graph to join"
+        "Please ensure at least one input tensor or an explicit owner_builder is "
+        "provided when supported (Add: the op needs to know which graph to join)"
     )
 
 

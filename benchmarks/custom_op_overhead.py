@@ -182,7 +182,7 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     print(f"      open + close the loan (ctx, 3 Tensors)  {lend_us:10.2f}")
     in_blocks = blocks_us - kernel_us
     print(f"      launch_kernel over the kernel           {launch_us:10.2f}  ", end="")
-    print(f"(run_blocks' args.ctypes.data: {in_blocks:.2f})")
+    print(f"(run_blocks' array address: {in_blocks:.2f})")
     rest = eager_us - kernel_us - lend_us - launch_us
     print(f"      the sample's execute body + the rest    {rest:10.2f}  ", end="")
     print("(its checks, malloc_output)")

@@ -182,14 +182,17 @@ def test_sort_long_row_merges_across_many_runs() -> None:
     _assert_same(values, x[order])
 
 
-RADIX_SHAPES = [((3, 300), 1), ((300, 2), 0), ((2, 256), -1)]  # rows of 256+: radix sorted
+# rows from 32 (8/16-bit keys), 64 (32-bit) or 128 (64-bit) elements are radix sorted
+RADIX_SHAPES = [((3, 300), 1), ((300, 2), 0), ((2, 63), 1), ((2, 64), 1), ((2, 127), -1)]
+RADIX_SHAPES += [((2, 128), -1)]
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
 @pytest.mark.parametrize("dtype", _params(ALL_SORT))
 def test_long_rows_radix_sort_matches_stable_numpy(dtype: str, descending: bool) -> None:
-    """Rows of 256 or more take the radix sort: ties, NaN, +-inf and -0.0 (the feed's small
-    values leave most digits constant, so skipped passes are covered), a strided axis."""
+    """Long rows take the radix sort (rows around each key size's threshold): ties, NaN,
+    +-inf and -0.0 (the feed's small values leave most digits constant, so skipped passes
+    are covered), a strided axis."""
     for shape, axis in RADIX_SHAPES:
         x = _feed(shape, dtype, "radix", axis)
         values, indices = _run("Sort", x, {"axis": axis, "descending": descending})

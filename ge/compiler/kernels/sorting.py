@@ -15,10 +15,15 @@ without a transpose. Blocks share the rows.
   sign-magnitude trick, ``-0.0`` equal to ``0.0`` and NaN above +inf; signed ints with the
   sign bit flipped; descending: every bit flipped), so one comparison serves every dtype and
   direction and half types need no conversion. Each row's keys go to a per-block scratch
-  row with their positions ``0..n-1``; the (key, position) pairs are sorted stably by
-  insertion sort on runs of 16 then bottom-up merges (ping-ponging between two scratch pairs
-  of rows, moving keys with their positions so every pass is sequential), and the first ``k``
-  positions are written with the values they point at, copied as raw bits. A small ``k``
+  row with their positions ``0..n-1``; the (key, position) pairs are sorted stably, and the
+  first ``k`` positions are written with the values they point at, copied as raw bits. A
+  long row (from 16 elements per 8-bit digit of the key, at least 32: 64 for 4-byte keys) is
+  LSD radix sorted, 8 bits a pass from the lowest (stable by construction; keys up to 4
+  bytes packed with their position in one uint64 so a pass moves one word; one pass over the
+  row builds every digit's histogram; a digit that is the same for the whole row is
+  skipped). A shorter row is sorted by insertion sort on runs of 16 then bottom-up merges
+  (ping-ponging between two scratch pairs of rows, moving keys with their positions so every
+  pass is sequential). A small ``k``
   of a long row (``k <= 64``, ``n >= 16 k``: TopKV2's usual case) is selected instead, by
   keeping the ``k`` first keys sorted while the row streams by. This is the order of
   ``ge.ops.sorting.stable_order``: ties keep their input order in both directions.
@@ -49,9 +54,13 @@ __all__ = ["lower_scan", "lower_sort"]
 _RUN = 16  # insertion-sorted run length before merging
 _SELECT_MAX_K = 64  # TopKV2 with k up to this, and n at least _SELECT_RATIO * k, selects
 _SELECT_RATIO = 16
-_RADIX_MIN = 256  # rows at least this long are radix sorted, shorter ones merge sorted
 _RADIX_BITS = 8  # bits of the key each radix pass sorts on
 _BUCKETS = 1 << _RADIX_BITS
+# Rows at least this long per radix pass of the key (and at least _RADIX_MIN_ROW) are radix
+# sorted, shorter ones merge sorted: each pass costs the row plus its histogram's buckets
+# (measured: float32 radix wins from n ~ 64, float64 from ~ 128, 16-bit keys below 32).
+_RADIX_MIN_PER_PASS = 16
+_RADIX_MIN_ROW = 32
 _PARALLEL_MIN = 1 << 15  # elements below which one block does all rows
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32", 8: "np.uint64"}
 
@@ -185,10 +194,8 @@ def _key_lines(dtype: np.dtype[Any], indent: str) -> list[str]:
             f"    kk = {u}(0)",
             f"elif mag > {u}({inf:#x}):",
             f"    kk = {u}({magnitude:#x})",
-            "if kk & sign:",
-            f"    kk = {u}(~kk)",
-            "else:",
-            "    kk = kk | sign",
+            # negative: every bit flipped, else the sign bit set (no branch: signs are random)
+            f"kk = {u}(kk ^ (({u}(0) - (kk >> {u}({8 * dtype.itemsize - 1}))) | sign))",
         ]
     lines += ["if descending:", f"    kk = {u}(~kk)"]
     return [indent + line for line in lines]
@@ -342,6 +349,11 @@ def _radix_body(dtype: np.dtype[Any], indent: str) -> list[str]:
     return [indent + line for line in body]
 
 
+def _radix_min(dtype: np.dtype[Any]) -> int:
+    """The shortest row the radix sort takes for keys of ``dtype``."""
+    return max(_RADIX_MIN_ROW, _RADIX_MIN_PER_PASS * dtype.itemsize * 8 // _RADIX_BITS)
+
+
 def _write_lines(position: str) -> list[str]:
     """Write the first ``k`` sorted elements (the values as raw bits) and their positions."""
     return [
@@ -385,7 +397,7 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         f"        if 0 < k <= {_SELECT_MAX_K} and {_SELECT_RATIO} * k <= n:",
         *_select_body(dtype, "            "),
         *_indented(_write_lines("pos_a[j]"), "            "),
-        f"        elif n >= {_RADIX_MIN}:",
+        f"        elif n >= {_radix_min(dtype)}:",
         *_radix_body(dtype, "            "),
         "        else:",
         "            for j in range(n):",

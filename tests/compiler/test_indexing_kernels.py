@@ -290,3 +290,73 @@ def test_session_runs_the_ops() -> None:
     (out,) = session.run_graph(0, [Tensor.from_numpy(X), Tensor.from_numpy(idx)])
     expected = np.pad(X[:, ::-1][[4, 0]], ((1, 1), (0, 2)), mode="symmetric")
     np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def _box_coords(box: list[tuple[int, int, int]]) -> np.ndarray:
+    grids = np.indices([n for _, _, n in box])
+    return np.stack([a + s * grids[k] for k, (a, s, _) in enumerate(box)], axis=-1)
+
+
+@pytest.mark.parametrize(
+    ("shape", "box"),
+    [
+        ((6, 5), [(1, 1, 4), (1, 1, 3)]),  # x[1:5, 1:4]
+        ((6, 5), [(0, 2, 3), (4, -2, 3)]),  # x[::2, ::-2]
+        ((6, 5), [(2, 1, 3)]),  # x[2:5], whole rows
+        ((3, 4, 5), [(1, 1, 1), (0, 3, 2)]),  # x[1:2, ::3], whole last dim
+        ((7,), [(6, 1, 1)]),  # one element
+    ],
+)
+def test_update_of_a_constant_box_is_two_copies(
+    shape: tuple[int, ...], box: list[tuple[int, int, int]]
+) -> None:
+    coords = _box_coords(box)
+    updates_shape = list(coords.shape[:-1]) + list(shape[len(box) :])
+    x = RNG.normal(size=shape).astype(np.float32)
+    upd = RNG.normal(size=updates_shape).astype(np.float32)
+    graph = _graph(
+        "k_box",
+        lambda b, x_, u: ge.es.TensorScatterUpdate(x_, _vec(b, coords), u),
+        (list(shape), F32),
+        (updates_shape, F32),
+    )
+    out, tasks = _run(graph, x, upd)
+    expected = x.copy()
+    expected[tuple(np.moveaxis(coords, -1, 0))] = upd
+    np.testing.assert_array_equal(out, expected)
+    mine = _op_tasks(tasks, "TensorScatterUpdate")
+    assert len(mine) == 2 and all(isinstance(t, KernelTask) for t in mine)
+    assert all(t.block_dim >= 1 and t.name == mine[0].name for t in mine)
+    assert all(t.kernel.function == mine[0].kernel.function for t in mine)  # the affine copy
+
+
+@pytest.mark.parametrize(
+    "coords",
+    [
+        [[0], [0]],  # the same row twice: last write wins, in order
+        [[3], [1]],  # a box with step -2: copied
+        [[0], [2], [3]],  # not a progression
+        [[0], [6]],  # out of range
+    ],
+)
+def test_update_off_a_box_keeps_the_scatter_kernel(coords: list[list[int]]) -> None:
+    idx = np.asarray(coords, np.int64)
+    x = RNG.normal(size=(6, 5)).astype(np.float32)
+    upd = RNG.normal(size=(len(coords), 5)).astype(np.float32)
+    graph = _graph(
+        "k_nobox",
+        lambda b, x_, u: ge.es.TensorScatterUpdate(x_, _vec(b, idx), u),
+        ([6, 5], F32),
+        ([len(coords), 5], F32),
+    )
+    if coords[-1][0] >= 6:
+        with pytest.raises(GeError, match="indices"):
+            _run(graph, x, upd)
+        return
+    out, tasks = _run(graph, x, upd)
+    expected = x.copy()
+    for row, at in enumerate(idx[:, 0]):
+        expected[at] = upd[row]
+    np.testing.assert_array_equal(out, expected)
+    boxed = idx[:, 0].tolist() == [3, 1]
+    assert len(_op_tasks(tasks, "TensorScatterUpdate")) == (2 if boxed else 1)

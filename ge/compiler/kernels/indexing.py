@@ -15,6 +15,10 @@ TensorScatterAdd (``ge.ops.indexing``).
   first, so a bad one fails the launch before anything is written; then ``y`` is set (zeros
   for ScatterNd, ``x`` for the tensor scatters) and the updates stored (last one wins) or
   added (computed as numpy adds that dtype: half types through float32, integers wrapping).
+* ``TensorScatterUpdate`` whose constant indices name a strided box of ``x`` (one progression
+  per leading dim, all in range: what ``x[1:-1, ::2] = v`` traced from numpy becomes,
+  ``ge.compiler.patterns``) is two launches of the affine copy kernel: ``x`` into ``y``, then
+  the updates into the box. A box names no element twice, so the order of writes is moot.
 
 Elements that are only moved are moved as unsigned integers of their size, so one kernel
 serves every dtype of that size; the add kernels are generated per dtype.
@@ -361,12 +365,62 @@ def _lower_scatter(add: bool, order: tuple[int, int, int]) -> Any:
     return lower
 
 
+def _box_of(coords: np.ndarray, shape: list[int]) -> list[tuple[int, int]] | None:
+    """``(start, step)`` per leading dim when ``coords`` (``box dims + [depth]``) is a strided
+    box of ``shape`` in row-major order with every coordinate in range, else ``None``."""
+    depth = coords.shape[-1] if coords.ndim else 0
+    dims = list(coords.shape[:-1])
+    if coords.ndim != depth + 1 or depth > len(shape) or coords.size == 0:
+        return None
+    grids = np.indices(dims, dtype=np.int64)
+    box = []
+    for k in range(depth):
+        start = int(coords[(0,) * depth + (k,)])
+        step = (
+            int(coords[(0,) * k + (1,) + (0,) * (depth - k - 1) + (k,)]) - start
+            if dims[k] > 1
+            else 1
+        )
+        last = start + step * (dims[k] - 1)
+        if step == 0 or not (0 <= start < shape[k] and 0 <= last < shape[k]):
+            return None
+        if not np.array_equal(coords[..., k], start + step * grids[k]):
+            return None
+        box.append((start, step))
+    return box
+
+
+def lower_box_update(ctx: LowerContext) -> Tasks | None:
+    """TensorScatterUpdate into a constant strided box: copy ``x``, then the updates."""
+    coords, x_buf, u_buf = const_value(ctx.node, 1), ctx.inputs[0], ctx.inputs[2]
+    y_buf = ctx.outputs[0]
+    if coords is None or x_buf is None or u_buf is None:
+        return None
+    shape = list(ctx.spec(y_buf).shape)
+    box = _box_of(np.asarray(coords), shape)
+    dims = list(ctx.spec(u_buf).shape)
+    if box is None or len(dims) != len(shape) or len(dims) > MAX_RANK:
+        return None
+    strides = _contiguous_strides(shape)
+    out_strides = [strides[k] * step for k, (_, step) in enumerate(box)] + strides[len(box) :]
+    base = sum(strides[k] * start for k, (start, _) in enumerate(box))
+    rank, n = len(dims), _count(shape)
+    whole = affine_task(ctx, x_buf, y_buf, Affine([n], [1], [0], [1], [1]))
+    into = Affine(
+        dims, out_strides, [0] * rank, [1] * rank, _contiguous_strides(dims), out_base=base
+    )
+    update = affine_task(ctx, u_buf, y_buf, into)
+    if whole is None or update is None:
+        return None
+    return [update] if x_buf == y_buf else [whole, update]
+
+
 for _op, _lowering in (
     ("ReverseV2", first_lowering(lower_reverse, lower_reverse_computed)),
     ("MirrorPad", lower_mirror_pad),
     ("GatherNd", lower_gather_nd),
     ("ScatterNd", _lower_scatter(True, (-1, 0, 1))),
-    ("TensorScatterUpdate", _lower_scatter(False, (0, 1, 2))),
+    ("TensorScatterUpdate", first_lowering(lower_box_update, _lower_scatter(False, (0, 1, 2)))),
     ("TensorScatterAdd", _lower_scatter(True, (0, 1, 2))),
 ):
     register_kernels(_op, lowering=_lowering)

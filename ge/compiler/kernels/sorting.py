@@ -313,8 +313,9 @@ def _radix_body(dtype: np.dtype[Any], indent: str) -> list[str]:
     """LSD radix sort of the row's keys, ``_RADIX_BITS`` a pass (stable by construction, so
     ties keep their input order), then the first ``k`` written. Keys up to 4 bytes travel
     packed with their position in one uint64 (key in the high half, so the position rides
-    along and each pass moves one word); 8-byte keys move with their positions in a second
-    row. One pass over the row makes the keys and every digit's histogram at once."""
+    along and each pass moves one word); 8-byte keys move with their positions (int32, as
+    the positions written are) in a second row. One pass over the row makes the keys and
+    every digit's histogram at once."""
     size = dtype.itemsize
     digits = size * 8 // _RADIX_BITS
     packed = size <= 4
@@ -327,8 +328,8 @@ def _radix_body(dtype: np.dtype[Any], indent: str) -> list[str]:
     else:
         store = ["rk[j] = kk", "rp[j] = j", "rv = kk"]
         moves = ["rd[ro] = rv", "rq[ro] = rp[q]"]
-        position = "rp[j]"
-        rows = ["rk = keys_a", "rd = keys_b", "rp = pos_a", "rq = pos_b"]
+        position = "np.intp(rp[j])"
+        rows = ["rk = keys_a", "rd = keys_b", "rp = narrow_a", "rq = narrow_b"]
     histogram = [
         f"    counts[{d * _BUCKETS} + {_digit('rv', offset + d * _RADIX_BITS)}] += 1"
         for d in range(digits)
@@ -389,6 +390,8 @@ def _sort_source(dtype: np.dtype[Any]) -> str:
         "    pos_b = kernel_array(args[11] + block_idx * n * 8, n, np.int64)",
         "    packed_a = kernel_array(args[10] + block_idx * n * 8, n, np.uint64)",
         "    packed_b = kernel_array(args[11] + block_idx * n * 8, n, np.uint64)",
+        "    narrow_a = kernel_array(args[10] + block_idx * n * 8, n, np.int32)",
+        "    narrow_b = kernel_array(args[11] + block_idx * n * 8, n, np.int32)",
         f"    counts = kernel_array(args[12] + block_idx * {digits * _BUCKETS * 8}, "
         f"{digits * _BUCKETS}, np.int64)",
         *_rows_loop(),

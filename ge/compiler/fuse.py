@@ -14,6 +14,12 @@ the elementwise ops on each row's result right after reducing it, so
 ``sqrt(x.sum(axis=-1) / n + eps) * y`` is one kernel. (Elementwise ops *before* a reduction,
 of the input's larger shape, are a group of their own.)
 
+A constant ``StridedSlice`` that only a group reads, of the group's shape, joins the group as
+it is lowered (``_absorb_slices``): the kernel reads its source in place, through strides and an
+offset (``ge.compiler.kernels.fused.slice_view`` says which slices qualify: rows read
+contiguously), so ``0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + ...)`` copies nothing; a lone op
+reading such a slice is a group of its own for that reason.
+
 The decision is data, readable top to bottom: ``FUSIBLE`` says which nodes may be in a body,
 ``JOIN_RULES`` when two groups may become one. A merge that would make the graph cyclic (an
 outside node both fed by the group and feeding it) is refused. The pass is the pipeline step
@@ -38,6 +44,7 @@ from ge.compiler._graphs import ConstValues, fresh_name, op_of
 from ge.compiler.dce import eliminate_dead_nodes
 from ge.compiler.kernels import kernels_of
 from ge.compiler.kernels.elementwise import MAX_RANK, supports_dtype
+from ge.compiler.kernels.fused import slice_view
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
 from ge.graph.graph import Graph
@@ -133,6 +140,8 @@ class _Group:
                 if e is None or id(e[0]) in inside or _scalar_const(e, consts):
                     continue
                 if m is self.reduction and port > 0:  # the axes: a Const, kept in the body
+                    continue
+                if m.type == "StridedSlice" and port > 0:  # its bounds: Consts, kept too
                     continue
                 ports.setdefault((id(e[0]), e[1]), e)
         return list(ports.values())
@@ -256,10 +265,12 @@ def _groups(graph: Graph, min_ops: int, consts: ConstValues) -> list[_Group]:
             for m in group.members:
                 fusion.group_of[id(m)] = producer
             group = producer
+    outputs = {(id(n), p) for n, p in graph_outputs(graph)}
     unique = {
         id(g): g
         for g in fusion.group_of.values()
         if len(g.members) >= max(min_ops, 2 if g.reduction is not None else 1)
+        or (g.reduction is None and _reads_a_slice(g, outputs))  # a lone op reading slices
     }
     for g in unique.values():
         g.members.sort(key=lambda m: fusion.index[id(m)])
@@ -317,9 +328,52 @@ def _body(graph: Graph, group: _Group, inputs: list[Port], exported: list[Node])
     return body
 
 
+def _absorbable_slice(port: Port, group: _Group, graph_outputs: set[tuple[int, int]]) -> bool:
+    """A constant StridedSlice only ``group`` reads, of the group's shape, of a value made
+    outside the group, that the fused kernel can read in place (``slice_view``)."""
+    node = port[0]
+    if node.type != "StridedSlice" or id(node) in group.ids or port[1] != 0:
+        return False
+    if node.control_inputs or node.control_outputs or (id(node), 0) in graph_outputs:
+        return False
+    edges = [e for e in node.inputs if e is not None]
+    if len(edges) != 4 or len(node.inputs) != 4 or _shape(node) != group.shape:
+        return False
+    if any(e[0].type != "Const" for e in edges[1:]) or id(edges[0][0]) in group.ids:
+        return False
+    if any(id(dst) not in group.ids for dst, _ in node.users(0)):
+        return False
+    return slice_view(node) is not None
+
+
+def _reads_a_slice(group: _Group, graph_outputs: set[tuple[int, int]]) -> bool:
+    return any(
+        e is not None and _absorbable_slice(e, group, graph_outputs)
+        for m in group.members
+        for e in m.inputs
+    )
+
+
+def _absorb_slices(group: _Group, graph_outputs: set[tuple[int, int]]) -> None:
+    """Move the slices the group alone reads into it (first: they read outside values only),
+    so the kernel reads their source in place instead of a copy (``u[1:-1, 2:] + ...``)."""
+    if group.reduction is not None:
+        return
+    slices: dict[int, Node] = {}
+    for m in group.members:
+        for e in m.inputs:
+            if e is None or id(e[0]) in slices:
+                continue
+            if _absorbable_slice(e, group, graph_outputs):
+                slices[id(e[0])] = e[0]
+    group.members[:0] = list(slices.values())
+    group.ids |= set(slices)
+
+
 def _replace(
     graph: Graph, group: _Group, graph_outputs: set[tuple[int, int]], consts: ConstValues
 ) -> None:
+    _absorb_slices(group, graph_outputs)
     inputs = group.outside_inputs(consts)
     exported = _exported(group, graph_outputs)
     body = _body(graph, group, inputs, exported)

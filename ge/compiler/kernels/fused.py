@@ -3,30 +3,125 @@
 Every body node must have the node's output shape (the fusion pass only groups such nodes;
 with ``-1`` dims the concrete shapes can still differ at run time, and then the body runs
 through the reference path: compiled op by op as a subgraph).
+
+A body ``StridedSlice`` of a body input (``ge.compiler.fuse`` moves a slice that only the group
+reads into its body, as in ``u[:-2, 1:-1] + u[2:, 1:-1]``) is no op of the program: it is a
+*view* of that input, read in place through its element strides and a byte offset, so the
+stencil's four slices of ``u`` cost no copy. ``slice_view`` decides which slices qualify: a
+constant slice whose innermost output dim steps through the source by one element (the
+kernel reads each row of an input contiguously).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from ge.compiler.kernels import register_kernels
-from ge.compiler.kernels.elementwise import Program, lower_program
+from ge.compiler.kernels._codegen import kernel_from_source
+from ge.compiler.kernels.elementwise import (
+    MAX_RANK,
+    Program,
+    _collapse,
+    _kind,
+    _param_block,
+    _source,
+    _strides,
+    block_dim_for,
+    lower_program,
+)
 from ge.compiler.lower import LowerContext
 from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import topological_order
+from ge.graph.node import Node
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, node_attrs
 from ge.ops.registry import get_op
-from ge.runtime.plan import HostTask, KernelTask
+from ge.ops.shape import _ints, _strided_index
+from ge.runtime.plan import BufferSpec, HostTask, KernelTask, kernel_task
 
-__all__: list[str] = []
+__all__ = ["slice_view"]
+
+View = tuple[list[int], int]  # element strides over the output shape, element offset
+
+
+def slice_view(node: Node) -> View | None:
+    """How a constant ``StridedSlice`` reads its known-shape input, as element strides over its
+    output and an element offset; ``None`` unless its innermost non-unit output dim walks
+    the source contiguously (or it is not a plain constant slice)."""
+    edges = node.inputs
+    if len(edges) != 4 or any(e is None for e in edges):
+        return None
+    x = edges[0]
+    values = [const_array(e[0]) for e in edges[1:] if e is not None]
+    if x is None or any(v is None for v in values):
+        return None
+    in_shape = list(x[0].output_desc(x[1])._shape)
+    out_shape = list(node.output_desc(0)._shape)
+    size = int(np.prod(in_shape, dtype=np.int64))
+    if any(d < 0 for d in in_shape + out_shape) or size == 0 or len(out_shape) > MAX_RANK:
+        return None
+    attrs = SimpleNamespace(attrs=node_attrs(get_op("StridedSlice"), node))
+    index = _strided_index(attrs, *(_ints(v) for v in values))
+    picked = np.arange(size, dtype=np.int64).reshape(in_shape)[index].reshape(out_shape)
+    if picked.size == 0:
+        return None
+    base = int(picked.reshape(-1)[0])
+    steps = []
+    for k, d in enumerate(out_shape):
+        at = [0] * len(out_shape)
+        at[k] = 1 if d > 1 else 0
+        steps.append(int(picked[tuple(at)]) - base)
+    grids = np.indices(out_shape, dtype=np.int64)
+    rebuilt = base + sum((grids[k] * steps[k] for k in range(len(out_shape))), np.int64(0))
+    inner = [s for s, d in zip(steps, out_shape, strict=True) if d > 1]
+    if not np.array_equal(rebuilt, picked) or (inner and inner[-1] != 1):
+        return None
+    return steps, base
+
+
+class _Inputs:
+    """The program's inputs as the body reads them: a body input whole, or a view of it."""
+
+    def __init__(self, ctx: LowerContext, program: Program, data: list[Node]) -> None:
+        self.program = program
+        self.buf = {id(n): b for n, b in zip(data, ctx.inputs, strict=True)}
+        self.bufs: list[int] = []
+        self.specs: list[BufferSpec] = []
+        self.views: list[View | None] = []
+        self._made: dict[tuple[int, str], Any] = {}
+        self._ctx = ctx
+
+    def value(self, data: Node, view: View | None) -> Any:
+        key = (id(data), repr(view))
+        if key not in self._made:
+            buf = self.buf[id(data)]
+            assert buf is not None
+            spec = self._ctx.spec(buf)
+            self.bufs.append(buf)
+            self.specs.append(spec)
+            self.views.append(view)
+            self._made[key] = self.program.input(spec.dtype)
+        return self._made[key]
+
+
+def _viewed(node: Node, inputs: _Inputs) -> Any:
+    """The program input a body StridedSlice of a body input reads, or ``None``."""
+    if node.type != "StridedSlice":
+        return None
+    x = node.input(0)
+    if x is None or id(x[0]) not in inputs.buf:
+        return None
+    view = slice_view(node)
+    return None if view is None else inputs.value(x[0], view)
 
 
 def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     bodies = _subgraphs_of(ctx.node)
     if len(bodies) != 1 or any(b is None for b in ctx.inputs):
         return None
-    in_bufs = [b for b in ctx.inputs if b is not None]
-    in_specs = [ctx.spec(b) for b in in_bufs]
     shape = ctx.spec(ctx.outputs[0]).shape
     order, _ = topological_order(bodies[0])
     program = Program(approx=ctx.ge_options.approx_math)
@@ -34,13 +129,23 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
     data = sorted(
         (n for n in order if get_op(n.type).io == "input"), key=lambda n: _subgraph_slot(n, 0)
     )
-    for node, spec in zip(data, in_specs, strict=True):
-        values[(id(node), 0)] = program.input(spec.dtype)
+    inputs = _Inputs(ctx, program, data)
     for node in order:
         op = get_op(node.type)
         if op.io == "input":
             continue
-        args = [values[(id(e[0]), e[1])] for e in node.inputs if e is not None]
+        viewed = _viewed(node, inputs)
+        if viewed is not None:
+            values[(id(node), 0)] = viewed
+            continue
+        edges = [e for e in node.inputs if e is not None]
+        read = [
+            inputs.value(e[0], None) if id(e[0]) in inputs.buf else values.get((id(e[0]), e[1]))
+            for e in edges
+        ]
+        args = [a for a in read if a is not None]
+        if len(args) != len(read):
+            return None  # reads a Const of more than one element
         if op.io == "output":
             program.outputs = args
             continue
@@ -48,9 +153,8 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         dtype = numpy_dtype(out._data_type)
         if node.type == "Const":
             array = const_array(node)
-            if array is None or array.size != 1:
-                return None
-            values[(id(node), 0)] = program.constant(array.reshape(-1)[0], dtype)
+            if array is not None and array.size == 1:  # others: a view's bounds, or no kernel
+                values[(id(node), 0)] = program.constant(array.reshape(-1)[0], dtype)
             continue
         if tuple(out._shape) != shape:
             return None
@@ -58,7 +162,61 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         if value is None:
             return None
         values[(id(node), 0)] = value
-    return lower_program(ctx, program, in_specs, in_bufs, ctx.outputs)
+    if not any(inputs.views):
+        return lower_program(ctx, program, inputs.specs, inputs.bufs, ctx.outputs)
+    return _lower_with_views(ctx, program, inputs)
+
+
+def _lower_with_views(
+    ctx: LowerContext, program: Program, inputs: _Inputs
+) -> list[KernelTask | HostTask] | None:
+    """``lower_program`` for inputs some of which are views: a view walks its own strides
+    from its byte offset (``row`` kind; ``full`` when it is one contiguous stretch)."""
+    out_bufs: Sequence[int] = ctx.outputs
+    out_shape = ctx.spec(out_bufs[0]).shape
+    if len(out_shape) > MAX_RANK or any(ctx.spec(b).shape != out_shape for b in out_bufs):
+        return None
+    n = int(np.prod(out_shape, dtype=np.int64))
+    strides = [
+        view[0] if view is not None else _strides(spec.shape, out_shape)
+        for spec, view in zip(inputs.specs, inputs.views, strict=True)
+    ]
+    dims, walks = _collapse(out_shape, strides)
+    if not dims:
+        return None
+    kinds = []
+    for spec, view, walk in zip(inputs.specs, inputs.views, walks, strict=True):
+        if view is None:
+            kinds.append(_kind(int(np.prod(spec.shape, dtype=np.int64)), n, walk))
+        elif walk[-1] != 1:
+            return None
+        else:
+            kinds.append("full" if len(dims) == 1 else "row")
+    template: list[int] = [n, dims[-1], *([0] * len(out_bufs)), *dims[:-1]]
+    patches = [(2 + o, buf) for o, buf in enumerate(out_bufs)]
+    offsets = [0] * len(out_bufs)
+    for buf, spec, view, kind, walk in zip(
+        inputs.bufs, inputs.specs, inputs.views, kinds, walks, strict=True
+    ):
+        patches.append((len(template), buf))
+        offsets.append(0 if view is None else view[1] * spec.dtype.itemsize)
+        template.append(0)
+        if kind in ("row", "col"):
+            template += walk[:-1]
+    if program.params:
+        patches.append((len(template), ctx.constant(_param_block(program))))
+        offsets.append(0)
+        template.append(0)
+    function = kernel_from_source(_source(program, kinds, len(dims)), options=ctx.ge_options)
+    task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches, offsets)
+    itemsize = ctx.spec(out_bufs[0]).dtype.itemsize
+    viewed = {buf for buf, view in zip(inputs.bufs, inputs.views, strict=True) if view is not None}
+    task.same_index_inputs = frozenset(  # never a viewed buffer: the output must not overwrite it
+        buf
+        for buf, kind, spec in zip(inputs.bufs, kinds, inputs.specs, strict=True)
+        if kind == "full" and buf not in viewed and spec.dtype.itemsize == itemsize
+    )
+    return [task]
 
 
 register_kernels("FusedElementwise", lowering=lower_fused)

@@ -150,15 +150,21 @@ class TensorDesc:
     @classmethod
     def _of(cls, dims: Iterable[int], format: Format, data_type: DataType) -> TensorDesc:
         """``TensorDesc(list(dims), format, data_type)`` with one copy of ``dims`` instead of
-        three (infer rules make one per node output); anything but plain ints and enum members
-        takes the checked constructor, which converts or refuses it."""
-        shape = Shape.__new__(Shape)
-        list.extend(shape, dims)
+        three (infer rules make one per node output), and none when ``dims`` is a ``Shape``:
+        that is an input desc's ``_shape`` (what an elementwise rule passes on), which nothing
+        changes in place, so it is shared as ``_clone`` shares it; the caller must not change
+        a ``Shape`` it passes later. Anything but plain ints and enum members takes the checked
+        constructor, which converts or refuses it."""
+        if type(dims) is Shape:  # checked when made: plain ints
+            shape = dims
+        else:
+            shape = Shape.__new__(Shape)
+            list.extend(shape, dims)
+            for d in shape:
+                if type(d) is not int:
+                    return cls(list(shape), format, data_type)
         if type(format) is not Format or type(data_type) is not DataType:
             return cls(list(shape), format, data_type)
-        for d in shape:
-            if type(d) is not int:
-                return cls(list(shape), format, data_type)
         desc = cls.__new__(cls)
         desc._shape = shape
         desc._origin_shape = None

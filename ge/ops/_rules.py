@@ -21,7 +21,7 @@ from ge.graph._dtypes import (
     data_type_from_numpy,
     numpy_dtype,
 )
-from ge.graph.tensor_desc import TensorDesc
+from ge.graph.tensor_desc import Shape, TensorDesc
 from ge.graph.types import DataType, Format
 
 __all__ = [
@@ -76,15 +76,20 @@ def may_be_scalar(shape: Sequence[int]) -> bool:
 def broadcast_shapes(*shapes: Sequence[int]) -> list[int]:
     """numpy broadcasting extended to unknown dims (``-1``) and ranks (``[-2]``).
 
+    The result is read only: when it equals an operand that is a desc's ``Shape`` (equal
+    shapes, or a scalar other operand: most calls) that ``Shape`` itself comes back, so that
+    ``desc()`` shares it instead of copying (nothing changes a desc's shape in place). Copy
+    it before changing it.
+
     >>> broadcast_shapes([2, 1], [3]), broadcast_shapes([-1, 3], [1]), broadcast_shapes([-2], [3])
     ([2, 3], [-1, 3], [-2])
     """
     if len(shapes) == 2:  # most calls: equal shapes, or a scalar operand (what follows agrees)
         a, b = shapes
         if a == b or not b:
-            return list(a)
+            return a if type(a) is Shape else list(a)
         if not a:
-            return list(b)
+            return b if type(b) is Shape else list(b)
     if any(is_unknown_rank(s) for s in shapes):
         return list(UNKNOWN_RANK)
     rank = max((len(s) for s in shapes), default=0)

@@ -315,3 +315,12 @@ def test_fast_constructor_refuses_what_the_checked_one_refuses(
 ) -> None:
     with pytest.raises(TypeError, match=message):
         TensorDesc._of(dims, fmt, dtype)  # type: ignore[arg-type]
+
+
+def test_fast_constructor_shares_a_desc_shape() -> None:
+    """What an elementwise rule passes on (``rules.desc(x._shape, ...)``) is not copied."""
+    source = TensorDesc([3, 1])
+    made = TensorDesc._of(source._shape, Format.FORMAT_ND, DataType.DT_INT32)
+    assert made._shape is source._shape
+    source.set_shape([5])
+    assert made.shape == [3, 1]

@@ -17,8 +17,9 @@ TensorScatterAdd (``ge.ops.indexing``).
   added (computed as numpy adds that dtype: half types through float32, integers wrapping).
 * ``TensorScatterUpdate`` whose constant indices name a strided box of ``x`` (one progression
   per leading dim, all in range: what ``x[1:-1, ::2] = v`` traced from numpy becomes,
-  ``ge.compiler.patterns``) is two launches of the affine copy kernel: ``x`` into ``y``, then
-  the updates into the box. A box names no element twice, so the order of writes is moot.
+  ``ge.compiler.patterns``) is launches of the affine copy kernel: the updates into the box
+  and ``x`` around it (for unit steps, one slab before and one after the box along each boxed
+  dim; else all of ``x`` first), so each element of ``y`` is written once.
 
 Elements that are only moved are moved as unsigned integers of their size, so one kernel
 serves every dtype of that size; the add kernels are generated per dtype.
@@ -404,15 +405,37 @@ def lower_box_update(ctx: LowerContext) -> Tasks | None:
     strides = _contiguous_strides(shape)
     out_strides = [strides[k] * step for k, (_, step) in enumerate(box)] + strides[len(box) :]
     base = sum(strides[k] * start for k, (start, _) in enumerate(box))
-    rank, n = len(dims), _count(shape)
-    whole = affine_task(ctx, x_buf, y_buf, Affine([n], [1], [0], [1], [1]))
+    rank = len(dims)
     into = Affine(
         dims, out_strides, [0] * rank, [1] * rank, _contiguous_strides(dims), out_base=base
     )
-    update = affine_task(ctx, u_buf, y_buf, into)
-    if whole is None or update is None:
-        return None
-    return [update] if x_buf == y_buf else [whole, update]
+    copies = [] if x_buf == y_buf else _outside(shape, box, dims)
+    tasks = [affine_task(ctx, x_buf, y_buf, c) for c in copies]
+    tasks.append(affine_task(ctx, u_buf, y_buf, into))
+    return None if any(t is None for t in tasks) else [t for t in tasks if t is not None]
+
+
+def _outside(shape: list[int], box: list[tuple[int, int]], dims: list[int]) -> list[Affine]:
+    """Copies of ``x`` into ``y`` around the box: for a box of unit steps, the slabs before
+    and after it along each boxed dim (within the box along the dims before), so no element
+    is written twice; otherwise the whole of ``x``."""
+    strides = _contiguous_strides(shape)
+    rank = len(shape)
+    if any(step != 1 for _, step in box):
+        return [Affine([_count(shape)], [1], [0], [1], [1])]
+    copies = []
+    for k, (start, _) in enumerate(box):
+        before = [(s, s + dims[j]) for j, (s, _) in enumerate(box[:k])]
+        after = [(0, d) for d in shape[k + 1 :]]
+        for lo, hi in ((0, start), (start + dims[k], shape[k])):
+            spans = [*before, (lo, hi), *after]
+            sizes = [b - a for a, b in spans]
+            if 0 in sizes:
+                continue
+            starts = [a for a, _ in spans]
+            base = sum(a * st for a, st in zip(starts, strides, strict=True))
+            copies.append(Affine(sizes, strides, starts, [1] * rank, strides, out_base=base))
+    return copies
 
 
 for _op, _lowering in (

@@ -108,13 +108,6 @@ class LowerContext:
         return _reference_task(self, self.run_subgraph)
 
 
-def _reference_inputs(
-    ctx: LowerContext, groups: list[list[int]], views: Sequence[np.ndarray]
-) -> list[Any]:
-    """The reference's inputs per IR input from ``views`` of the connected input buffers."""
-    return _grouped(ctx.op, _view_groups(ctx, groups), views)
-
-
 def _view_groups(ctx: LowerContext, groups: list[list[int]]) -> list[list[int]]:
     """Per IR input, the position among the connected inputs of each of its ports (-1: an
     unconnected optional input)."""
@@ -223,15 +216,16 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
         return
     present = [b for b in ctx.inputs if b is not None]
     fixed = (BufferKind.INPUT, BufferKind.CONST)
-    groups = input_groups(op, node)
+    # the closure holds no LowerContext: its run_subgraph would tie the plan to its compiler
+    positions, attrs = _view_groups(ctx, input_groups(op, node)), ctx.attrs
     descs = list(node.output_descs)
     where = f" ({node.name} built at {node.source})" if node.source else ""
 
     def explain(views: list[np.ndarray]) -> str | None:
-        inputs = _reference_inputs(ctx, groups, views)
+        inputs = _grouped(op, positions, views)
         assert op.reference is not None
         try:
-            op.reference(ExecContext(op, inputs, ctx.attrs, outputs=descs))
+            op.reference(ExecContext(op, inputs, attrs, outputs=descs))
         except _VALUE_ERRORS as e:
             message = str(e)
             return (message if message.startswith(op.type) else f"{op.type}: {message}") + where

@@ -756,3 +756,23 @@ def test_a_dropped_compiled_graph_frees_its_plans_without_a_cyclic_collection() 
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_deleting_a_compiled_graph_frees_its_arena_without_gc() -> None:
+    """No reference cycle ties a plan to its compiler: the intermediates' arena is freed when
+    the last reference to the CompiledGraph goes, not at the next cyclic collection."""
+    b = GraphBuilder("arena")
+    x = b.create_input(0, shape=[64, 64])
+    y = ge.es.Transpose(x * 2.0, b.create_const_int64([1, 0], shape=[2]))
+    graph = b.build_and_reset([ge.es.ReduceSum(y, b.create_const_int64([0], shape=[1]))])
+    gc.collect()
+    before = runtime.live_bytes()
+    gc.disable()
+    try:
+        compiled = CompiledGraph(graph)
+        compiled.run_arrays([np.ones((64, 64), np.float32)])
+        assert runtime.live_bytes() > before  # the arena is allocated
+        del compiled
+        assert runtime.live_bytes() <= before
+    finally:
+        gc.enable()

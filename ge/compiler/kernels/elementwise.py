@@ -455,35 +455,52 @@ def lower_program(
     in_specs: Sequence[BufferSpec],
     in_bufs: Sequence[int],
     out_bufs: Sequence[int],
+    views: Sequence[tuple[Sequence[int], int] | None] | None = None,
 ) -> list[KernelTask | HostTask] | None:
     """The kernel task computing ``program`` over inputs ``in_specs`` (broadcast to the first
-    output's shape) into ``out_bufs``; ``None`` when a shape is out of reach."""
+    output's shape) into ``out_bufs``; ``None`` when a shape is out of reach. ``views``: per
+    input, ``None`` or ``(element strides over the output's dims, element offset)`` for an
+    input read in place as a slice of its buffer (it walks its own strides from that offset:
+    the ``row`` kind, ``full`` when one contiguous stretch)."""
     out_shape = ctx.spec(out_bufs[0]).shape
     if len(out_shape) > MAX_RANK or any(ctx.spec(b).shape != out_shape for b in out_bufs):
         return None
     n = int(np.prod(out_shape, dtype=np.int64))
-    dims, walks = _collapse(out_shape, [_strides(s.shape, out_shape) for s in in_specs])
-    counts = [int(np.prod(s.shape, dtype=np.int64)) for s in in_specs]
-    kinds = [_kind(c, n, w) for c, w in zip(counts, walks, strict=True)]
-    rank = len(dims)
-    source = _source(program, kinds, rank)
+    views = [None] * len(in_specs) if views is None else views
+    strides = [
+        list(view[0]) if view is not None else _strides(spec.shape, out_shape)
+        for spec, view in zip(in_specs, views, strict=True)
+    ]
+    dims, walks = _collapse(out_shape, strides)
+    kinds = []
+    for spec, view, walk in zip(in_specs, views, walks, strict=True):
+        if view is None:
+            kinds.append(_kind(int(np.prod(spec.shape, dtype=np.int64)), n, walk))
+        elif walk[-1] != 1:
+            return None
+        else:
+            kinds.append("full" if len(dims) == 1 else "row")
     template: list[int] = [n, dims[-1], *([0] * len(out_bufs)), *dims[:-1]]
     patches = [(2 + o, buf) for o, buf in enumerate(out_bufs)]
-    for buf, kind, walk in zip(in_bufs, kinds, walks, strict=True):
+    offsets = [0] * len(out_bufs)
+    for buf, spec, view, kind, walk in zip(in_bufs, in_specs, views, kinds, walks, strict=True):
         patches.append((len(template), buf))
+        offsets.append(0 if view is None else view[1] * spec.dtype.itemsize)
         template.append(0)
         if kind in ("row", "col"):
             template += walk[:-1]
     if program.params:  # a constant buffer, so the plan stays data (no raw address in it)
         patches.append((len(template), ctx.constant(_param_block(program))))
+        offsets.append(0)
         template.append(0)
-    function = kernel_from_source(source, options=ctx.ge_options)
-    task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches)
+    function = kernel_from_source(_source(program, kinds, len(dims)), options=ctx.ge_options)
+    task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches, offsets)
     itemsize = ctx.spec(out_bufs[0]).dtype.itemsize
-    task.same_index_inputs = frozenset(  # each element is loaded before any store of it
-        buf
+    viewed = {buf for buf, view in zip(in_bufs, views, strict=True) if view is not None}
+    task.same_index_inputs = frozenset(  # each element is loaded before any store of it; never
+        buf  # a viewed buffer: the output must not overwrite it
         for buf, kind, spec in zip(in_bufs, kinds, in_specs, strict=True)
-        if kind == "full" and spec.dtype.itemsize == itemsize
+        if kind == "full" and buf not in viewed and spec.dtype.itemsize == itemsize
     )
     return [task]
 

@@ -14,23 +14,15 @@ kernel reads each row of an input contiguously).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from ge.compiler.kernels import register_kernels
-from ge.compiler.kernels._codegen import kernel_from_source
 from ge.compiler.kernels.elementwise import (
     MAX_RANK,
     Program,
-    _collapse,
-    _kind,
-    _param_block,
-    _source,
-    _strides,
-    block_dim_for,
     lower_program,
 )
 from ge.compiler.lower import LowerContext
@@ -40,7 +32,7 @@ from ge.graph.node import Node
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, const_array, node_attrs
 from ge.ops.registry import get_op
 from ge.ops.shape import _ints, _strided_index
-from ge.runtime.plan import BufferSpec, HostTask, KernelTask, kernel_task
+from ge.runtime.plan import BufferSpec, HostTask, KernelTask
 
 __all__ = ["slice_view"]
 
@@ -162,61 +154,7 @@ def lower_fused(ctx: LowerContext) -> list[KernelTask | HostTask] | None:
         if value is None:
             return None
         values[(id(node), 0)] = value
-    if not any(inputs.views):
-        return lower_program(ctx, program, inputs.specs, inputs.bufs, ctx.outputs)
-    return _lower_with_views(ctx, program, inputs)
-
-
-def _lower_with_views(
-    ctx: LowerContext, program: Program, inputs: _Inputs
-) -> list[KernelTask | HostTask] | None:
-    """``lower_program`` for inputs some of which are views: a view walks its own strides
-    from its byte offset (``row`` kind; ``full`` when it is one contiguous stretch)."""
-    out_bufs: Sequence[int] = ctx.outputs
-    out_shape = ctx.spec(out_bufs[0]).shape
-    if len(out_shape) > MAX_RANK or any(ctx.spec(b).shape != out_shape for b in out_bufs):
-        return None
-    n = int(np.prod(out_shape, dtype=np.int64))
-    strides = [
-        view[0] if view is not None else _strides(spec.shape, out_shape)
-        for spec, view in zip(inputs.specs, inputs.views, strict=True)
-    ]
-    dims, walks = _collapse(out_shape, strides)
-    if not dims:
-        return None
-    kinds = []
-    for spec, view, walk in zip(inputs.specs, inputs.views, walks, strict=True):
-        if view is None:
-            kinds.append(_kind(int(np.prod(spec.shape, dtype=np.int64)), n, walk))
-        elif walk[-1] != 1:
-            return None
-        else:
-            kinds.append("full" if len(dims) == 1 else "row")
-    template: list[int] = [n, dims[-1], *([0] * len(out_bufs)), *dims[:-1]]
-    patches = [(2 + o, buf) for o, buf in enumerate(out_bufs)]
-    offsets = [0] * len(out_bufs)
-    for buf, spec, view, kind, walk in zip(
-        inputs.bufs, inputs.specs, inputs.views, kinds, walks, strict=True
-    ):
-        patches.append((len(template), buf))
-        offsets.append(0 if view is None else view[1] * spec.dtype.itemsize)
-        template.append(0)
-        if kind in ("row", "col"):
-            template += walk[:-1]
-    if program.params:
-        patches.append((len(template), ctx.constant(_param_block(program))))
-        offsets.append(0)
-        template.append(0)
-    function = kernel_from_source(_source(program, kinds, len(dims)), options=ctx.ge_options)
-    task = kernel_task(ctx.node.name, function, block_dim_for(n), template, patches, offsets)
-    itemsize = ctx.spec(out_bufs[0]).dtype.itemsize
-    viewed = {buf for buf, view in zip(inputs.bufs, inputs.views, strict=True) if view is not None}
-    task.same_index_inputs = frozenset(  # never a viewed buffer: the output must not overwrite it
-        buf
-        for buf, kind, spec in zip(inputs.bufs, kinds, inputs.specs, strict=True)
-        if kind == "full" and buf not in viewed and spec.dtype.itemsize == itemsize
-    )
-    return [task]
+    return lower_program(ctx, program, inputs.specs, inputs.bufs, ctx.outputs, inputs.views)
 
 
 register_kernels("FusedElementwise", lowering=lower_fused)

@@ -238,6 +238,8 @@ def _method_row(ufunc: np.ufunc, method: str) -> SupportRow:
     """A ufunc method's row: ``.accumulate`` needs the ufunc's scan (``np.cumsum``...) to
     have a rule; the others need only the method to have one."""
     name = f"numpy.{ufunc.__name__}.{method}"
+    if ufunc.signature is not None:  # numpy itself refuses methods of a generalized ufunc
+        return SupportRow(name, "ufunc method", "unsupported", "numpy has none (a gufunc)")
     keywords = numpy_rules.ufunc_method_keywords(method)
     supported = keywords is not None
     if supported and method == "accumulate":
@@ -263,9 +265,17 @@ def _method_rows() -> list[SupportRow]:
             rows.append(SupportRow(row, kind, "unsupported", note))
         elif info.always_raises:
             rows.append(SupportRow(row, kind, "refused", _CONCRETE))
+        elif info.forwards_to is not None and _refused(info.forwards_to):
+            why = numpy_rules.function_rules()[info.forwards_to].why
+            rows.append(SupportRow(row, kind, "refused", f"as numpy.{info.forwards_to}: {why}"))
         else:
             rows.append(SupportRow(row, kind, "supported", info.summary))
     return rows
+
+
+def _refused(function: str) -> bool:
+    info = numpy_rules.function_rules().get(function)
+    return info is not None and info.status == "refused"
 
 
 _CONCRETE = (

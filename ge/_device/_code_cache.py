@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ge.options import Options, current_options
 
-__all__ = ["cache_directory", "code_key", "load_code", "store_code"]
+__all__ = ["cache_directory", "code_key", "load_code", "read_entry", "store_code", "write_entry"]
 
 _MAGIC = b"GEOC"
 _DIGEST = 32
@@ -62,35 +62,47 @@ def load_code(key: str) -> bytes | None:
     directory = cache_directory()
     if directory is None:
         return None
-    path = directory / f"{key}{_SUFFIX}"
+    return read_entry(directory / f"{key}{_SUFFIX}", _MAGIC)
+
+
+def store_code(key: str, code: bytes) -> bool:
+    """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
+    return write_entry(cache_directory(), f"{key}{_SUFFIX}", _MAGIC, code)
+
+
+def read_entry(path: Path, magic: bytes) -> bytes | None:
+    """The payload of the entry at ``path`` (``magic`` + its SHA-256 + the payload); ``None``
+    if it is absent, empty or damaged (a damaged entry is removed, so a store replaces it)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    code = data[len(_MAGIC) + _DIGEST :]
-    if data[: len(_MAGIC)] == _MAGIC and hashlib.sha256(code).digest() == data[4:36] and code:
-        return code
+    payload = data[len(magic) + _DIGEST :]
+    digest = data[len(magic) : len(magic) + _DIGEST]
+    if data[: len(magic)] == magic and hashlib.sha256(payload).digest() == digest and payload:
+        return payload
     with contextlib.suppress(OSError):
         path.unlink()
     return None
 
 
-def store_code(key: str, code: bytes) -> bool:
-    """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
-    import tempfile  # noqa: PLC0415  (only a process that builds the code writes it)
+def write_entry(directory: Path | None, name: str, magic: bytes, payload: bytes) -> bool:
+    """Write ``magic`` + the SHA-256 of ``payload`` + ``payload`` to ``directory/name``
+    atomically (a temporary file renamed into place); ``False``, and nothing left behind, if it
+    cannot be (or ``directory`` is ``None``: the cache is off)."""
+    import tempfile  # noqa: PLC0415  (only a process that builds code writes it)
 
-    directory = cache_directory()
     if directory is None:
         return False
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name[:16]}.", suffix=".tmp", dir=directory)
     except OSError:
         return False
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(code).digest() + code)
-        os.replace(tmp, directory / f"{key}{_SUFFIX}")
+            f.write(magic + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, directory / name)
         return True
     except OSError:
         with contextlib.suppress(OSError):

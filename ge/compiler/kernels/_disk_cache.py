@@ -22,18 +22,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
-from ge._device._code_cache import cache_directory
+from ge._device._code_cache import cache_directory, read_entry, write_entry
 from ge.options import Options, current_options
 
 __all__ = ["cache_dir", "cache_key", "load_entry", "store_entry"]
 
 _MAGIC = b"GEKC"
-_DIGEST = 32
 
 
 def cache_dir(options: Options | None = None) -> Path | None:
@@ -104,22 +101,7 @@ def load_entry(key: str, options: Options | None = None) -> bytes | None:
     """The binary stored under ``key``; ``None`` if absent or damaged (a damaged entry is
     removed so the next store replaces it)."""
     directory = cache_dir(options)
-    if directory is None:
-        return None
-    path = directory / f"{key}.gekb"
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    payload = data[len(_MAGIC) + _DIGEST :]
-    whole = (
-        data[: len(_MAGIC)] == _MAGIC
-        and hashlib.sha256(payload).digest() == data[len(_MAGIC) : len(_MAGIC) + _DIGEST]
-    )
-    if not whole:
-        discard(key, options)
-        return None
-    return payload
+    return None if directory is None else read_entry(directory / f"{key}.gekb", _MAGIC)
 
 
 def discard(key: str, options: Options | None = None) -> None:
@@ -131,20 +113,4 @@ def discard(key: str, options: Options | None = None) -> None:
 
 def store_entry(key: str, payload: bytes, options: Options | None = None) -> bool:
     """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
-    directory = cache_dir(options)
-    if directory is None:
-        return False
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=directory)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, directory / f"{key}.gekb")
-        return True
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
+    return write_entry(cache_dir(options), f"{key}.gekb", _MAGIC, payload)

@@ -22,17 +22,17 @@ import numpy as np
 
 from ge.compiler.memory_plan import plan_offsets
 from ge.error import GeError, GeValueError, GraphError
-from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
+from ge.graph._dtypes import numpy_dtype
 from ge.graph._verify import describe_cycle, topological_order
 from ge.graph.graph import Graph
 from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.ops._rules import too_big
+from ge.ops.host_reference import grouped
 from ge.ops.infer import _subgraph_slot, _subgraphs_of, graph_outputs, node_attrs
-from ge.ops.interpreter import run_reference
 from ge.ops.layout import input_groups
-from ge.ops.registry import find_op, get_op
+from ge.ops.registry import get_op
 from ge.ops.schema import ExecContext, OpDef
 from ge.options import Options, current_options
 from ge.runtime.plan import (
@@ -42,7 +42,6 @@ from ge.runtime.plan import (
     KernelTask,
     Plan,
     host_task,
-    set_reference_maker,
 )
 
 __all__ = ["VIEW_OPS", "LowerContext", "SubgraphRunner", "ValueDependentShapeError", "lower_graph"]
@@ -118,14 +117,6 @@ def _view_groups(ctx: LowerContext, groups: list[list[int]]) -> list[list[int]]:
     return [[position.get(p, -1) for p in ports] for ports in groups]
 
 
-def _grouped(op: OpDef, groups: Sequence[Sequence[int]], views: Sequence[Any]) -> list[Any]:
-    inputs: list[Any] = []
-    for spec, positions in zip(op.inputs, groups, strict=True):
-        values = [views[p] if p >= 0 else None for p in positions]
-        inputs.append(values if spec.dynamic else values[0])
-    return inputs
-
-
 def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask:
     """The ``reference`` host task of ``ctx``'s node: data (op type, attributes, buffers),
     with the node's output descs as a hint and, for control flow, its subgraphs and their
@@ -145,57 +136,6 @@ def _reference_task(ctx: LowerContext, run_subgraph: SubgraphRunner) -> HostTask
         descs=list(node.output_descs),
         subgraphs=(subgraphs, run_subgraph) if subgraphs else None,
     )
-
-
-def _make_reference(params: dict[str, Any]) -> Callable[[list[np.ndarray]], None]:
-    """The function of a ``reference`` host task (``ge.runtime.plan.HOST_OPS``): the op's
-    numpy reference on the task's views. A task without descs (read from a model file) gets
-    descs made from its output views, and may only name ge's own ops: a model runs no user
-    Python, so a custom op's reference is refused."""
-    op_type = params["op_type"]
-    op = find_op(op_type)
-    descs = params["descs"]
-    if op is None or op.reference is None:
-        raise GeError(f"host op reference: no op {op_type!r} with a numpy reference is known")
-    if descs is None and op.source != "ge":
-        raise GeError(f"host op reference: {op_type} is not one of ge's ops ({op.source})")
-    groups, n_out, attrs = params["inputs"], int(params["outputs"]), dict(params["attrs"])
-    node = str(params["node"])
-    empty_required = any(  # a dynamic input may have no members (a cond without operands)
-        not g and not spec.dynamic for g, spec in zip(groups, op.inputs, strict=False)
-    )
-    if len(groups) != len(op.inputs) or empty_required:
-        raise GeError(f"host op reference: {op_type} takes {len(op.inputs)} inputs")
-    graphs, runner = params["subgraphs"] or ([], None)
-
-    def run(views: list[np.ndarray]) -> None:
-        present, outs = views[: len(views) - n_out], views[len(views) - n_out :]
-        inputs = _grouped(op, groups, present)
-        out_descs = descs if descs is not None else [_desc_of(v) for v in outs]
-        exec_ctx = ExecContext(
-            op, inputs, attrs, outputs=out_descs, subgraphs=graphs, run_subgraph=runner
-        )
-        results = run_reference(op, exec_ctx, node)
-        flat: list[Any] = []
-        for spec, result in zip(op.outputs, results, strict=True):
-            flat += list(result) if spec.dynamic else [result]
-        for out, result in zip(outs, flat, strict=True):
-            value = np.asarray(result)
-            if value.shape != out.shape:
-                raise GeError(
-                    f"{op.type} produced shape {list(value.shape)}, the plan "
-                    f"expected {list(out.shape)}"
-                )
-            out[...] = value
-
-    return run
-
-
-def _desc_of(array: np.ndarray) -> TensorDesc:
-    return TensorDesc(list(array.shape), data_type=data_type_from_numpy(array.dtype))
-
-
-set_reference_maker(_make_reference)
 
 
 # what a reference raises for bad input values (an index out of range, say)
@@ -222,7 +162,7 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
     where = f" ({node.name} built at {node.source})" if node.source else ""
 
     def explain(views: list[np.ndarray]) -> str | None:
-        inputs = _grouped(op, positions, views)
+        inputs = grouped(op, positions, views)
         assert op.reference is not None
         try:
             op.reference(ExecContext(op, inputs, attrs, outputs=descs))

@@ -62,7 +62,6 @@ __all__ = [
     "load_binary",
     "register_binary",
     "resolve_kernel",
-    "set_reference_maker",
 ]
 
 
@@ -343,16 +342,9 @@ class HostOp:
 
 
 # The maker of ``reference`` tasks (an op without a kernel, run by its numpy reference on the
-# host). It needs ge's op library, which the runtime does not import: the module named here
-# registers it (``set_reference_maker``) when imported, and binding a plan that holds such a
-# task imports it if no maker is registered yet. Plans (and models) without one never do.
-REFERENCE_PROVIDER = "ge.compiler.lower"
-_reference_maker: list[Callable[[dict[str, Any]], HostFn]] = []
-
-
-def set_reference_maker(make: Callable[[dict[str, Any]], HostFn]) -> None:
-    """Register the function that makes ``reference`` tasks' functions from their params."""
-    _reference_maker[:] = [make]
+# host) needs ge's op library, which the runtime does not import: binding a plan that holds
+# such a task imports it from the module named here (plans and models without one never do).
+REFERENCE_PROVIDER = ("ge.ops.host_reference", "make_reference")
 
 
 def _reference(params: dict[str, Any]) -> HostFn:
@@ -361,11 +353,11 @@ def _reference(params: dict[str, Any]) -> HostFn:
     an unconnected optional input), and ``attrs`` are its attributes (``node``: the node, for
     messages). ``descs`` (a hint) are the node's output descs, ``subgraphs`` (live) a
     control-flow op's graphs and their runner."""
-    if not _reference_maker:
-        import importlib  # noqa: PLC0415
+    import importlib  # noqa: PLC0415
 
-        importlib.import_module(REFERENCE_PROVIDER)
-    return _reference_maker[0](params)
+    module, name = REFERENCE_PROVIDER
+    make: Callable[[dict[str, Any]], HostFn] = getattr(importlib.import_module(module), name)
+    return make(params)
 
 
 HOST_OPS: dict[str, HostOp] = {

@@ -94,7 +94,7 @@ def test_the_file_holds_the_task_as_data(model_bytes: bytes) -> None:
 
 def test_a_fresh_process_runs_it_without_numba(model_bytes: bytes, tmp_path: Path) -> None:
     """The reference needs ge's op library, imported when the plan is bound (a model without
-    reference tasks imports none of it); never Numba."""
+    reference tasks imports none of it); never Numba, never the compiler."""
     path = tmp_path / "mm.om"
     path.write_bytes(model_bytes)
     feeds = tmp_path / "feeds.npz"
@@ -109,7 +109,8 @@ def test_a_fresh_process_runs_it_without_numba(model_bytes: bytes, tmp_path: Pat
         (out,) = runtime.load_model(sys.argv[1]).execute(xs)
         want = xs[0] @ xs[1].T + xs[2]
         print(json.dumps({"close": bool(np.allclose(out, want, rtol=1e-5, atol=1e-6)),
-                          "numba": "numba" in sys.modules}))
+                          "numba": "numba" in sys.modules,
+                          "compiler": "ge.compiler" in sys.modules}))
         """
     )
     run = subprocess.run(
@@ -120,7 +121,11 @@ def test_a_fresh_process_runs_it_without_numba(model_bytes: bytes, tmp_path: Pat
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout.strip().splitlines()[-1]) == {"close": True, "numba": False}
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {
+        "close": True,
+        "numba": False,
+        "compiler": False,
+    }
 
 
 _TESTS_OP = "TestsReferenceForeign"

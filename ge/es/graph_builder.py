@@ -722,7 +722,10 @@ class GraphBuilder:
         if on_node:
             tensor._node._attrs[attr_name] = stored
         else:
-            tensor._node._output_descs[tensor._port]._attrs[attr_name] = stored
+            descs = tensor._node._output_descs  # a new desc: the old one may be shared
+            twin = descs[tensor._port]._clone()
+            twin._attrs[attr_name] = stored
+            descs[tensor._port] = twin
 
     def set_tensor_attr_int64(self, tensor: TensorHolder, attr_name: str, value: int) -> None:
         self._set_tensor_attr(tensor, attr_name, value, AttrValueType.VT_INT, False)

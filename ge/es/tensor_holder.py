@@ -119,19 +119,26 @@ class TensorHolder:
     def _desc(self) -> TensorDesc:
         return self._node._output_descs[self._port]
 
+    def _own_desc(self) -> TensorDesc:
+        """The output desc to edit: a copy put in its place first, as a node's descs are
+        shared with its consumers' input descs and never changed in place (``ge.graph.node``)."""
+        descs = self._node._output_descs
+        twin = descs[self._port] = descs[self._port]._clone()
+        return twin
+
     # GE's order (GE_ERRORS.md §3.3): the builder's state first, then the argument's type
     def set_data_type(self, data_type: DataType) -> Self:
         self._builder._check_live("set data type")
         if not isinstance(data_type, DataType):
             raise GeTypeError(f"Data type must be a DataType enum, got {data_type!r}")
-        self._desc().set_data_type(data_type)
+        self._own_desc().set_data_type(data_type)
         return self
 
     def set_format(self, format: Format) -> Self:
         self._builder._check_live("set format")
         if not isinstance(format, Format):
             raise GeTypeError(f"Format must be a Format enum, got {format!r}")
-        self._desc().set_format(format)
+        self._own_desc().set_format(format)
         return self
 
     def set_shape(self, shape: list[int]) -> Self:
@@ -142,7 +149,7 @@ class TensorHolder:
         for d in shape:
             if not isinstance(d, int):
                 raise GeTypeError(f"All shape dimensions must be integers, got {d!r}")
-        self._desc().set_shape([int(d) for d in shape])
+        self._own_desc().set_shape([int(d) for d in shape])
         return self
 
     # --- ours: what the tensor looks like --------------------------------------------------------

@@ -14,6 +14,13 @@ The accessors of ours (``op``, ``inputs``/``input(i)``, ``users(port)``/``users_
 ``output_names``) are the fast path passes and the compiler read graphs through: they return
 the node's own objects, typed read-only (``Sequence``, ``Mapping``), and never copy.
 
+A desc on a node is a value that is never changed in place: an edit puts a changed copy in the
+port's place (``update_*_desc``, ``set_*_attr``, ``TensorHolder.set_shape``, ...). So one desc
+object may be shared: a builder gives a new node's input ports its producers' output descs
+themselves, and a Const's output desc is its tensor's (a copy per edge was two more GC-tracked
+objects per binary op for every full collection to walk). Code that writes a desc's fields
+must write a copy it then stores, never one it read from a node.
+
 Decision (measured on CPython 3.11): returning the node's own list from a property costs
 ~38 ns a call, a ``tuple`` copy ~57 ns for two edges and grows with the fan-out (a Data with
 20k readers), a ``MappingProxyType`` ~81 ns; keeping tuples inside instead would make adding an
@@ -391,7 +398,11 @@ class Node:
                 f"Failed to set Node {self._name} {side} attribute '{attr_name}' for index "
                 f"{i}{_range_note(self, size, side)}"
             )
-        desc._attrs[attr_name] = stored
+        descs = self._input_descs if side == "input" else self._output_descs
+        assert descs, side  # ``desc`` is one of them: a list, not the shared ()
+        twin = desc._clone()  # a new desc, not an edit: ``desc`` may be shared (module doc)
+        twin._attrs[attr_name] = stored
+        descs[i] = twin
 
     # --- descriptions ----------------------------------------------------------------------------
     def get_inputs_size(self) -> int:

@@ -237,7 +237,7 @@ def _add_const(
     context (half the nodes of a typical graph are constants). ``test_construct`` holds the
     two paths to the same node."""
     stored = tensor._clone()  # what can fail comes before the node is added
-    output_descs = [stored.get_tensor_desc()]
+    output_descs = [stored._desc]  # shared with the tensor: neither changes it in place
     node = graph._add_node_named(op.type, name, (), layout.output_names, None, output_descs)
     node._source = source
     node._op = op
@@ -294,7 +294,7 @@ def _connect(
         for port, src in enumerate(flat_inputs):
             if src is not None:
                 graph.add_data_edge(src[0], src[1], node, port)
-                input_descs[port] = producer_desc(node, port)._clone()
+                input_descs[port] = producer_desc(node, port)  # shared: see _checked_fixed_inputs
     if declared is not None:
         node._output_descs = [d._clone() for d in declared]
         if input_descs:
@@ -320,7 +320,9 @@ def _checked_fixed_inputs(
     graph: Graph, layout: FixedLayout, inputs: Sequence[Any]
 ) -> list[TensorDesc] | None:
     """The input descs of a new node of a fixed-layout op when every input is ``None`` at an
-    optional port or a valid ``(node, port)`` of ``graph``: copies of the producers' descs.
+    optional port or a valid ``(node, port)`` of ``graph``: the producers' descs themselves,
+    shared, not copied (a node's descs are never changed in place, see ``ge.graph.node``: a
+    copy per edge was two GC-tracked objects per binary op for every collection to walk).
     ``None`` for anything else; the caller then takes the fully checked path, which raises
     the precise error (this one only decides that nothing is wrong, quickly)."""
     if len(inputs) != len(layout.optional):
@@ -342,7 +344,7 @@ def _checked_fixed_inputs(
             or not 0 <= port < len(producer._output_descs)
         ):
             return None
-        descs.append(producer._output_descs[port]._clone())
+        descs.append(producer._output_descs[port])
     return descs
 
 

@@ -371,7 +371,7 @@ def infer_graph(graph: Graph, input_shapes: Sequence[Sequence[int]] | None = Non
         if descs:  # (no inputs: the shared empty tuple)
             for port, edge in enumerate(node._in_edges):
                 if edge is not None:
-                    descs[port] = edge[0]._output_descs[edge[1]]._clone()
+                    descs[port] = edge[0]._output_descs[edge[1]]  # shared: never edited
         node._output_descs = infer_node(node)
 
 
@@ -385,7 +385,8 @@ def _set_input_shapes(graph: Graph, input_shapes: Sequence[Sequence[int]]) -> No
                 f"input_shapes has {len(input_shapes)} entries but Data node "
                 f"{node._name} has index {index}"
             )
-        node._output_descs[0].set_shape(list(input_shapes[index]))
+        # a new desc, not an edit: the old one may be shared (see ge.graph.node)
+        node._output_descs[0] = node._output_descs[0]._clone().set_shape(list(input_shapes[index]))
 
 
 def numpy_type_of(desc: TensorDesc) -> np.dtype[Any]:

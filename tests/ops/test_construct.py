@@ -54,7 +54,8 @@ def test_direct_const_keeps_a_private_copy() -> None:
     tensor = Tensor.from_numpy(np.arange(3, dtype=np.float32))
     node = add_op_node(g, "Const", [], {"value": tensor})
     stored = node.attr_value("value").value
-    assert stored is not tensor and node.output_desc(0) is not tensor._desc
+    # the output desc is the stored tensor's own (shared: neither is changed in place)
+    assert stored is not tensor and node.output_desc(0) is stored._desc
     tensor.set_data_type(DataType.DT_INT32)  # the caller changes its tensor afterwards
     assert stored.get_data_type() == node.output_desc(0).data_type == DataType.DT_FLOAT
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._timing import interleaved_medians  # noqa: E402
 from ge import runtime  # noqa: E402
-from ge.custom_op._eager import EagerTask, _thread_stream  # noqa: E402
+from ge.custom_op._eager import _thread_stream  # noqa: E402
 from ge.es import GraphBuilder  # noqa: E402
 from ge.ge_global import GeApi  # noqa: E402
 from ge.graph import DataType  # noqa: E402
@@ -144,21 +144,22 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
 
     launch_us = per_call_us(launch) - kernel_us
     plan = session._graphs[2].compiled.plan_for([[N], [N]])  # type: ignore[union-attr]
-    task = next(t for t in plan.tasks if isinstance(t, EagerTask))
+    index = next(k for k, t in enumerate(plan.tasks) if getattr(t, "op", "") == "custom_op")
+    run_task = plan.bind().host[index]  # the bound custom_op task: _Execute.run
+    assert run_task is not None
     task_addrs = np.zeros(len(plan.buffers), np.int64)
     order = [*plan.inputs, *plan.outputs]
     for buf, addr in zip(order, addrs, strict=True):
         task_addrs[buf] = addr
-    eager_us = per_call_us(lambda: task.run(task_addrs, plan.buffers))
-    assert task.prepared is not None
-    (loan,) = task.prepared.loans  # every run lent it again: the callback kept nothing
+    eager_us = per_call_us(lambda: run_task(task_addrs))
+    (loan,) = run_task.__self__.loans  # type: ignore[attr-defined]  # lent again every run
 
     def lend() -> None:
         loan.open(task_addrs, stream.handle)
         loan.close()
 
     lend_us = per_call_us(lend)
-    calls = python_calls(lambda: task.run(task_addrs, plan.buffers))
+    calls = python_calls(lambda: run_task(task_addrs))
 
     # --- the report -------------------------------------------------------------------------
     builtin, annotated, no_refresh = (graph_us[k] for k in ids)
@@ -178,7 +179,7 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     print(f"    the kernel (8 blocks, native pool)        {kernel_us:10.2f}  (args ready)")
     around = annotated - kernel_us
     print(f"    run_graph around one kernel task          {around:10.2f}  (Annotated - kernel)")
-    print(f"    execute path: EagerTask.run, whole        {eager_us:10.2f}  (incl. the kernel)")
+    print(f"    execute path: the task's run, whole     {eager_us:10.2f}  (incl. the kernel)")
     print(f"      open + close the loan (ctx, 3 Tensors)  {lend_us:10.2f}")
     in_blocks = blocks_us - kernel_us
     print(f"      launch_kernel over the kernel           {launch_us:10.2f}  ", end="")
@@ -187,7 +188,7 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     print(f"      the sample's execute body + the rest    {rest:10.2f}  ", end="")
     print("(its checks, malloc_output)")
     print()
-    print(f"  Python calls per EagerTask.run (cProfile)   {sum(calls.values()):10d}")
+    print(f"  Python calls per custom_op task run (cProfile){sum(calls.values()):10d}")
     for where, count in sorted(calls.items(), key=lambda kv: -kv[1]):
         print(f"    {where:42}{count:10d}")
     for b in blocks:

@@ -5,8 +5,12 @@ A custom op's ``OpDef.lowering`` is ``lower_custom_op``: when the compiler build
 per compile for static shapes, once per distinct input-shape set for ``-1`` dims) it makes one
 instance of the op's implementation class for the node and lowers the node to
 
-* an ``EagerTask`` when the class has ``execute``: a host task of the plan, between the
-  compiled kernels of the built-ins around it, that on every run lends the callback
+* a ``custom_op`` host task (``ge.runtime.plan.HOST_OPS``) when the class has ``execute``:
+  data like every task of a plan (the op type, its attributes, which buffers are its inputs,
+  outputs and ``Tensor`` attributes, each one's data type and format), between the compiled
+  kernels of the built-ins around it. ``Plan.bind()`` makes its function through
+  ``make_execute`` (the runtime names it by string: it never imports ``ge.custom_op``), which
+  on every run lends the callback
   ``ge.runtime.Tensor`` views of the node's input buffers and an ``EagerOpExecutionContext``
   whose outputs are the plan's own output buffers (no copy; see
   ``ge.custom_op.execution_context``), calls ``execute``, waits for the launches it queued on
@@ -38,13 +42,18 @@ the caller's thread and in ``run_graph_with_stream_async`` on the user's stream'
 
 Decision (ours): one implementation instance per node per plan, made when the plan is built
 (``compile`` and ``declare_launch_args`` of the same plan see the same instance, and so does
-every ``execute`` of it); concurrent runs of one plan share it, as GE's holder is shared.
+every ``execute`` of it); concurrent runs of one plan share it, as GE's holder is shared. The
+task carries that instance as a ``hint`` parameter (an object of this process, dropped when a
+plan is written); a task without one (a copy of the data) gets an instance of the class the
+registry holds for its op type when it is bound, and bind refuses a type with no registered
+``execute``. Offline models never hold the task (``ge.runtime._om_write`` refuses it, naming
+the node and suggesting ``declare_launch_args``): a model runs no Python callback.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -70,7 +79,15 @@ from ge.runtime.types import Tensor, TensorPlacement
 if TYPE_CHECKING:
     from ge.compiler.lower import LowerContext
 
-__all__ = ["PATH", "TASK_ARGS_MODE", "WATCH", "EagerTask", "Watch", "lower_custom_op"]
+__all__ = [
+    "PATH",
+    "TASK_ARGS_MODE",
+    "WATCH",
+    "Watch",
+    "execute_task",
+    "lower_custom_op",
+    "make_execute",
+]
 
 # the node attribute naming the path its task plan runs it by, as GE records it at compile
 # time: "annotated_args" (declared launches, addresses refreshed per run) or "eager_execute"
@@ -160,26 +177,16 @@ class _Port:
 
 @dataclass
 class _Prepared:
-    """Everything a run needs, fixed when the plan was built."""
+    """What lowering reads of the node (``compile``, ``declare_launch_args`` and the data of
+    the ``custom_op`` task are made from it)."""
 
-    where: str  # "<Op> (<module.Class>.execute)"
-    method: Callable[..., Any]
-    legacy: bool
     inputs: list[_Port]  # present input instances, in port order
     ir_inputs: list[tuple[str, list[int]]]  # per IR input: kind, its instance indexes
     outputs: list[_Port]
     ir_outputs: list[list[int]]  # per IR output: its instance indexes
-    output_names: list[str]
     attr_names: list[str]
     attr_kinds: list[AttrValueType]
     attr_values: list[Any]  # plain values; a Tensor attr holds its constant's _Port
-    # what a run lends (built once, re-pointed per run: ge.custom_op._loan), the loans not
-    # lent right now, and whether the callback's arguments are fixed (no dynamic input's list,
-    # no list attribute: nothing the callback could mutate for the next run)
-    loan_spec: LoanSpec | None = None
-    loans: list[Loan] = field(default_factory=list)
-    fixed_args: bool = True
-    fixed_kwargs: bool = True
 
 
 def _view(addr: int, spec: BufferSpec, port: _Port) -> Tensor:
@@ -223,8 +230,6 @@ def _instantiate(impl: OpImplDescriptor, node_name: str) -> Any:
 
 
 def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepared:
-    from ge.custom_op._signature import is_legacy_execute  # noqa: PLC0415
-
     node, op = ctx.node, ctx.op
     groups = input_groups(op, node)
     present: dict[int, int] = {}  # port -> instance index
@@ -251,52 +256,20 @@ def _prepare(ctx: LowerContext, impl: OpImplDescriptor, instance: Any) -> _Prepa
             attr_values.append(_Port(ctx.constant(array), value.data_type, Format.FORMAT_ND))
         else:
             attr_values.append(_attr_value(spec.type, value))
-    specs = ctx.plan.buffers
-    tensor_attrs = {
-        k: _lent(value, specs)
-        for k, (spec, value) in enumerate(zip(op.attrs, attr_values, strict=True))
-        if spec.type is VT.VT_TENSOR
-    }
-    output_slots = []
-    for q, name in zip(outputs, node.output_names, strict=True):
-        count = int(np.prod(specs[q.buffer].shape, dtype=np.int64))
-        slot = output_slot(name, 0, q.data_type, count)
-        output_slots.append((name, slot.elements, slot.nbytes))
-    attr_kinds = [a.type for a in op.attrs]
-    loan_spec = LoanSpec(
-        [_lent(q, specs) for q in inputs],
-        ir_inputs,
-        [_lent(q, specs) for q in outputs],
-        output_slots,
-        [a.name for a in op.attrs],
-        attr_kinds,
-        [
-            _attr_value(kind, v) if kind is not VT.VT_TENSOR else None
-            for kind, v in zip(attr_kinds, attr_values, strict=True)
-        ],
-        tensor_attrs,
-    )
     return _Prepared(
-        loan_spec=loan_spec,
-        fixed_args=all(kind != "dynamic" for kind, _ in ir_inputs),
-        fixed_kwargs=not any(isinstance(v, list) for v in loan_spec.attr_values),
-        where=f"{op.type} ({impl.module_name}.{impl.class_name}.execute)",
-        method=getattr(instance, "execute", _no_execute),
-        legacy="eager_execute" in impl.interfaces and is_legacy_execute(impl.cls),
         inputs=inputs,
         ir_inputs=ir_inputs,
         outputs=outputs,
         ir_outputs=output_groups(op, node),
-        output_names=list(node.output_names),
         attr_names=[a.name for a in op.attrs],
-        attr_kinds=attr_kinds,
+        attr_kinds=[a.type for a in op.attrs],
         attr_values=attr_values,
     )
 
 
-def _lent(port: _Port, specs: Sequence[BufferSpec]) -> LentTensor:
-    """How a run lends the buffer of ``port``: (buffer, dims, data type, format, bytes)."""
-    spec = specs[port.buffer]
+def _lent(port: _Port, spec: BufferSpec) -> LentTensor:
+    """How a run lends the buffer of ``port`` (of ``spec``): (buffer, dims, data type,
+    format, bytes)."""
     fmt = StorageFormat(port.format, port.format, ExpandDimsType())
     return (port.buffer, [int(d) for d in spec.shape], port.data_type, fmt, spec.nbytes)
 
@@ -319,8 +292,7 @@ def lower_custom_op(ctx: LowerContext) -> list[Any] | None:
     if "eager_execute" not in impl.interfaces:
         return None
     ctx.node.set_attr(TASK_ARGS_MODE, "eager_execute")
-    buffers = [p.buffer for p in prepared.inputs] + [p.buffer for p in prepared.outputs]
-    return [EagerTask(ctx.node.name, _never, buffers, prepared=prepared)]
+    return [execute_task(ctx, prepared, instance)]
 
 
 def _no_execute(*args: Any, **kwargs: Any) -> None:
@@ -480,56 +452,216 @@ def _ir_args(ir_inputs: list[tuple[str, list[int]]], inputs: list[Tensor]) -> li
     return args
 
 
-def _never(views: list[np.ndarray]) -> None:
-    raise GeError("an EagerTask runs through EagerTask.run")
+# --- the task as data ---------------------------------------------------------------------------
+def execute_task(ctx: LowerContext, p: _Prepared, instance: Any) -> HostTask:
+    """The node's ``custom_op`` host task: data (``ge.runtime.plan.HOST_OPS``), with the
+    implementation ``instance`` lowering made as its ``hint``. Its buffers are the present
+    input instances, the output instances, then each ``Tensor`` attribute's constant."""
+    ports = [*p.inputs, *p.outputs]
+    attrs: dict[str, Any] = {}
+    for name, kind, value in zip(p.attr_names, p.attr_kinds, p.attr_values, strict=True):
+        if kind is VT.VT_TENSOR:
+            attrs[name] = len(ports)
+            ports.append(value)
+        else:
+            attrs[name] = _attr_data(kind, value)
+    n_in = len(p.inputs)
+    return host_task(
+        ctx.node.name,
+        "custom_op",
+        [q.buffer for q in ports],
+        op_type=ctx.op.type,
+        node=ctx.node.name,
+        attrs=attrs,
+        inputs=[list(instances) for _, instances in p.ir_inputs],
+        outputs=[[n_in + j for j in instances] for instances in p.ir_outputs],
+        dtypes=[int(q.data_type) for q in ports],
+        formats=[int(q.format) for q in ports],
+        output_names=[str(name) for name in ctx.node.output_names],
+        instance=instance,
+    )
 
 
-# --- a run --------------------------------------------------------------------------------------
-@dataclass
-class EagerTask(HostTask):
-    """A custom-op node whose ``execute`` runs in the plan (a host task: it reads and writes
-    its buffers through device addresses, so the plan keeps them in device memory)."""
+def _attr_data(kind: AttrValueType, value: Any) -> Any:
+    """An attribute's value as task data: a data type as its ``DataType`` value, lists as
+    lists (what the callback gets back is ``_attr_value`` of it)."""
+    if kind is VT.VT_DATA_TYPE:
+        return int(value)
+    if kind is VT.VT_LIST_DATA_TYPE:
+        return [int(v) for v in value]
+    if kind is VT.VT_LIST_LIST_INT:
+        return [[int(v) for v in row] for row in value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return value
 
-    prepared: _Prepared | None = None
 
-    def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
+# --- binding the task: the function a run calls ------------------------------------------------
+def make_execute(
+    params: dict[str, Any], buffers: list[tuple[int, BufferSpec]]
+) -> Callable[[np.ndarray], None]:
+    """The function of a ``custom_op`` host task (``ge.runtime.plan.HOST_OPS``: the runtime
+    imports this by name when it binds one): one run of the node's ``execute`` on the run's
+    buffer addresses. The implementation is the task's ``instance`` hint, else a new instance
+    of the class registered for ``op_type``; ``GeError`` if none with ``execute`` is, or if
+    the task's wiring does not fit the op's IR."""
+    from ge.ops.registry import find_op  # noqa: PLC0415
+
+    op_type, node = str(params["op_type"]), str(params["node"])
+    instance = params["instance"]
+    impl = get_registered_op_impl_for_type(op_type)
+    if instance is not None:
+        impl = getattr(type(instance), "__ge_op_impl_descriptor__", impl)
+    op = find_op(op_type)
+    if impl is None or op is None or "eager_execute" not in impl.interfaces:
+        raise GeError(
+            f"host op custom_op: node {node} runs custom op {op_type!r} by its execute, and "
+            f"no implementation with execute is registered for it in this process: register "
+            f"its prototype and a class with @register_op_impl(op_type={op_type!r})"
+        )
+    if instance is None:
+        instance = _instantiate(impl, node)
+    return _Execute(params, buffers, op, impl, instance).run
+
+
+class _Execute:
+    """A bound ``custom_op`` task: everything a run needs, fixed at bind, and the loans not
+    lent right now (``ge.custom_op._loan``: built once, re-pointed per run)."""
+
+    __slots__ = (
+        "attr_kinds",
+        "attr_names",
+        "fixed_args",
+        "fixed_kwargs",
+        "input_bufs",
+        "ir_inputs",
+        "legacy",
+        "loan_spec",
+        "loans",
+        "method",
+        "output_bufs",
+        "output_names",
+        "output_nbytes",
+        "where",
+    )
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        buffers: list[tuple[int, BufferSpec]],
+        op: Any,
+        impl: OpImplDescriptor,
+        instance: Any,
+    ) -> None:
+        from ge.custom_op._signature import is_legacy_execute  # noqa: PLC0415
+
+        lent, ir_inputs, n_in, n_out = _wiring(params, buffers, op)
+        self.where = f"{op.type} ({impl.module_name}.{impl.class_name}.execute)"
+        self.method = getattr(instance, "execute", _no_execute)
+        self.legacy = is_legacy_execute(type(instance))
+        self.ir_inputs = ir_inputs
+        self.input_bufs = [b for b, _ in buffers[:n_in]]
+        self.output_bufs = [b for b, _ in buffers[n_in : n_in + n_out]]
+        self.output_nbytes = [spec.nbytes for _, spec in buffers[n_in : n_in + n_out]]
+        self.output_names = [str(name) for name in params["output_names"]]
+        self.attr_names = [a.name for a in op.attrs]
+        self.attr_kinds = [a.type for a in op.attrs]
+        values: list[Any] = []
+        tensor_attrs: dict[int, LentTensor] = {}
+        for k, (name, kind) in enumerate(zip(self.attr_names, self.attr_kinds, strict=True)):
+            value = params["attrs"][name]
+            if kind is VT.VT_TENSOR:
+                tensor_attrs[k] = lent[int(value)]
+            values.append(None if kind is VT.VT_TENSOR else _attr_value(kind, value))
+        slots = []
+        for name, (_, dims, data_type, _, _) in zip(
+            self.output_names, lent[n_in : n_in + n_out], strict=True
+        ):
+            slot = output_slot(name, 0, data_type, int(np.prod(dims, dtype=np.int64)))
+            slots.append((name, slot.elements, slot.nbytes))
+        self.loan_spec = LoanSpec(
+            lent[:n_in],
+            ir_inputs,
+            lent[n_in : n_in + n_out],
+            slots,
+            self.attr_names,
+            self.attr_kinds,
+            values,
+            tensor_attrs,
+        )
+        self.loans: list[Loan] = []
+        # whether the callback's arguments are fixed (no dynamic input's list, no list
+        # attribute: nothing the callback could mutate for the next run)
+        self.fixed_args = all(kind != "dynamic" for kind, _ in ir_inputs)
+        self.fixed_kwargs = not any(isinstance(v, list) for v in values)
+
+    def run(self, addrs: np.ndarray) -> None:
         """One run of the node's ``execute``, the hot path of the execute path: take a loan
         (``ge.custom_op._loan``: the context and Tensors, built once per plan), point it at
         this run's buffers, call, check, expire it, and give it back unless the callback kept
         any of its objects. No local here refers to a lent object when the loan is closed
         (its reference counts decide whether it is lent again)."""
-        p = self.prepared
-        assert p is not None
         stream = _THREAD.stream or _thread_stream()
         try:
-            loan = p.loans.pop()
+            loan = self.loans.pop()
         except IndexError:
-            loan = _new_loan(p)
+            loan = _new_loan(self)
         loan.open(addrs, stream._handle)
         try:
-            _call(p, loan)
+            _call(self, loan)
             if stream._error is not None:
                 try:
                     stream.synchronize()
                 except GeError as e:
-                    raise GeError(f"{p.where}: a kernel it launched failed: {e}") from e
+                    raise GeError(f"{self.where}: a kernel it launched failed: {e}") from e
             if None in loan.ctx._produced or loan.ctx._refs or WATCH.get() is not None:
-                _finish(p, loan.ctx, addrs, specs)
+                _finish(self, loan.ctx, addrs)
         finally:
             if stream._error is not None:
                 stream._reset()
             if loan.close():
-                p.loans.append(loan)
+                self.loans.append(loan)
 
 
-def _new_loan(p: _Prepared) -> Loan:
-    assert p.loan_spec is not None
+def _wiring(
+    params: dict[str, Any], buffers: list[tuple[int, BufferSpec]], op: Any
+) -> tuple[list[LentTensor], list[tuple[str, list[int]]], int, int]:
+    """How a run lends each of the task's buffers, the IR inputs' kinds and instance indexes,
+    and how many buffers are inputs and outputs; ``GeError`` when the wiring does not fit
+    ``op`` (a task whose op was registered again with other inputs, outputs or attributes)."""
+    groups, out_groups = params["inputs"], params["outputs"]
+    n_in = sum(len(g) for g in groups)
+    n_out = sum(len(g) for g in out_groups)
+    dtypes, formats = params["dtypes"], params["formats"]
+    fits = (
+        len(groups) == len(op.inputs)
+        and len(out_groups) == len(op.outputs)
+        and sorted(q for g in groups for q in g) == list(range(n_in))
+        and sorted(q for g in out_groups for q in g) == list(range(n_in, n_in + n_out))
+        and len(dtypes) == len(formats) == len(buffers)
+        and len(params["output_names"]) == n_out
+        and set(params["attrs"]) == {a.name for a in op.attrs}
+    )
+    if not fits:
+        raise GeError(
+            f"host op custom_op: node {params['node']}: its task does not fit op "
+            f"{op.type}'s inputs, outputs and attributes (was the op registered again?)"
+        )
+    lent = [
+        _lent(_Port(b, DataType(d), Format(f)), spec)
+        for (b, spec), d, f in zip(buffers, dtypes, formats, strict=True)
+    ]
+    ir_inputs = [(_KIND[spec.kind], list(g)) for spec, g in zip(op.inputs, groups, strict=True)]
+    return lent, ir_inputs, n_in, n_out
+
+
+def _new_loan(p: _Execute) -> Loan:
     ir_inputs = p.ir_inputs
     args = (lambda inputs: tuple(_ir_args(ir_inputs, inputs))) if p.fixed_args else None
     return Loan.new(p.loan_spec, args)
 
 
-def _call(p: _Prepared, loan: Loan) -> None:
+def _call(p: _Execute, loan: Loan) -> None:
     ctx = loan.ctx
     try:
         if p.legacy:
@@ -548,7 +680,7 @@ def _call(p: _Prepared, loan: Loan) -> None:
         raise GeError(f"{p.where} must return None, got {type(result).__name__}")
 
 
-def _fresh_kwargs(p: _Prepared, loan: Loan) -> dict[str, Any]:
+def _fresh_kwargs(p: _Execute, loan: Loan) -> dict[str, Any]:
     """The attributes as this run receives them: list values copied, as the callback may
     mutate what it gets (``RuntimeAttrs`` reads the same copies)."""
     values = [
@@ -559,9 +691,7 @@ def _fresh_kwargs(p: _Prepared, loan: Loan) -> dict[str, Any]:
     return dict(zip(p.attr_names, values, strict=True))
 
 
-def _finish(
-    p: _Prepared, ctx: EagerOpExecutionContext, addrs: np.ndarray, specs: Sequence[BufferSpec]
-) -> None:
+def _finish(p: _Execute, ctx: EagerOpExecutionContext, addrs: np.ndarray) -> None:
     """Check that every output was made; copy the ones that refer to inputs."""
     if None in ctx._produced:
         missing = [
@@ -584,8 +714,7 @@ def _finish(
             ]
         )
     for out, k in ctx._refs.items():
-        src = int(addrs[p.inputs[k].buffer])
-        dst_buf = p.outputs[out].buffer
-        dst = int(addrs[dst_buf])
+        src = int(addrs[p.input_bufs[k]])
+        dst = int(addrs[p.output_bufs[out]])
         if src != dst:
-            memory.memcpy_d2d(dst, src, specs[dst_buf].nbytes)
+            memory.memcpy_d2d(dst, src, p.output_nbytes[out])

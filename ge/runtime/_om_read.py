@@ -302,6 +302,8 @@ def _task(
         op = t["host"]
         if not isinstance(op, str) or op not in HOST_OPS:
             raise ModelFormatError(f"{where}: unknown host op {op!r}; known: {sorted(HOST_OPS)}")
+        if op == "custom_op":  # before its parameters: none of them is checked
+            _refuse_custom_op(t.get("params"), [], (), where)
         kinds = HOST_OPS[op].params
         params = _mapping(t.get("params", {}), f"{where}.params")
         if set(params) != set(kinds):
@@ -364,6 +366,11 @@ def _str_param(value: Any, where: str, n_buffers: int) -> None:
     _str(value, where)
 
 
+def _strs_param(value: Any, where: str, n_buffers: int) -> None:
+    for item in _list(value, where):
+        _str(item, where)
+
+
 def _attrs_param(value: Any, where: str, n_buffers: int) -> None:
     """An op's attributes: JSON's numbers, strings, booleans, nulls and lists of them."""
     for name, item in _mapping(value, where).items():
@@ -395,6 +402,7 @@ def _absent_param(value: Any, where: str, n_buffers: int) -> None:
 
 _OTHER_PARAMS = {
     "str": _str_param,
+    "strs": _strs_param,
     "attrs": _attrs_param,
     "groups": _groups_param,
     "hint": _absent_param,
@@ -503,6 +511,17 @@ def _check_reference(
         )
 
 
+def _refuse_custom_op(
+    params: Any, specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """A custom op's Python ``execute``: never in a model (a model runs no Python callback;
+    ``ge.runtime._om_write`` does not write one)."""
+    raise ModelFormatError(
+        f"{where}: host op custom_op runs a custom op's Python execute; a model runs no "
+        f"Python callback and never holds one"
+    )
+
+
 # each host op's check that its buffers (and sub-plans) fit it, so running it cannot fail on
 # types or shapes: every HOST_OPS entry has one
 _HOST_CHECKS = {
@@ -511,6 +530,7 @@ _HOST_CHECKS = {
     "branch": _check_branch,
     "while": _check_while,
     "reference": _check_reference,
+    "custom_op": _refuse_custom_op,
 }
 
 

@@ -37,8 +37,9 @@ def plan_data(
     and bytes: those graphs of a bundle share one weight, which ``set_weights`` updates for all
     of them. An op's ``reference`` host task goes through ``translate`` (which makes control
     flow ``branch``/``while`` tasks over sub-plans), else is written as it is: its op type,
-    attributes and buffers; a Python task, or a reference ``_host_data`` cannot write, raises
-    ``GeError`` naming the node."""
+    attributes and buffers; a Python task, a custom op's ``execute`` (``custom_op``: a model
+    runs no Python callback, so the op needs ``declare_launch_args``), or a reference
+    ``_host_data`` cannot write, raises ``GeError`` naming the node."""
     kernels, weights = model.kernels, model.weights
     index = {data: k for k, data in enumerate(kernels)}  # a binary is stored once
     tasks: list[KernelTaskData | HostTaskData] = []
@@ -61,6 +62,13 @@ def plan_data(
                     tuple((int(p), int(b), int(o)) for p, b, o in patches),
                     tuple(sorted(int(i) for i in task.same_index_inputs)),
                 )
+            )
+        elif isinstance(task, HostTask) and task.op == "custom_op":
+            raise GeError(
+                f"node {task.name} runs Python on the host (custom op "
+                f"{task.params['op_type']}'s execute); an offline model runs no Python "
+                f"callback: give the implementation declare_launch_args (its launches go into "
+                f"the model as kernels)"
             )
         elif isinstance(task, HostTask) and task.op in HOST_OPS:
             made = translate(task, subplans) if translate and task.op == "reference" else None

@@ -11,10 +11,12 @@ functions ``HOST_OPS`` makes from their parameters, sub-plans to runners of thei
 ``ge.runtime.executor``); ``ge.runtime.om`` writes the same data to files.
 
 An op with no kernel is a ``reference`` host task: its op type, attributes and buffers, bound
-to the op's numpy reference through ge's op library (imported only by plans holding one).
-One kind of task is not data: a Python host task (``op == PYTHON_TASK``), a closure such as a
-custom op's eager ``execute``. It runs only in the process that made it, and a model file
-refuses it.
+to the op's numpy reference through ge's op library (imported only by plans holding one). A
+Python custom op run by its ``execute`` is a ``custom_op`` host task: its op type, attributes
+and buffer wiring, bound to the implementation registered for the type through
+``ge.custom_op`` (imported only by plans holding one). One kind of task is not data: a Python
+host task (``op == PYTHON_TASK``), a closure a caller made. It runs only in the process that
+made it, and a model file refuses it.
 
 Buffers are graph inputs, graph outputs, constants (device memory owned by the plan) or
 intermediates (offsets into one arena sized by the memory plan). Per run, only addresses change.
@@ -224,8 +226,8 @@ class HostTask:
 
     A data task (``host_task``) names a ``HOST_OPS`` entry in ``op`` with its ``params``
     (sub-plans by index into ``Plan.subplans``) and has no ``fn``: ``Plan.bind()`` makes its
-    function. A Python task (``op == PYTHON_TASK``) carries its closure in ``fn`` (an op's numpy
-    reference, a custom op's ``execute``): it runs only in the process that made it."""
+    function. A Python task (``op == PYTHON_TASK``) carries its closure in ``fn``: it runs
+    only in the process that made it."""
 
     name: str
     fn: Callable[[list[np.ndarray]], None] | None
@@ -249,6 +251,7 @@ def buffers_of(task: Task) -> set[int]:
 
 
 HostFn = Callable[[list[np.ndarray]], None]
+AddrFn = Callable[[np.ndarray], None]  # a host function over the run's buffer addresses
 
 
 def _copy(params: dict[str, Any]) -> HostFn:
@@ -331,14 +334,21 @@ def _loop(params: dict[str, Any]) -> HostFn:
 class HostOp:
     """A host task that is data: its parameters by kind and the maker of its function from
     them (sub-plans given as ``SubRun``s). Kinds: ``bool``, ``int``, ``ints``, ``str``,
-    ``plan`` (a sub-plan's index in ``Plan.subplans``), ``plans`` (a list of them), ``attrs``
-    (an op's attributes: a mapping of names to values), ``groups`` (lists of buffer positions,
-    -1 for none), and two that only a plan made in this process holds: ``live`` (objects of
-    this process; a plan holding one cannot be written to a file) and ``hint`` (the same, but
-    optional: dropped, as ``None``, when the plan is written)."""
+    ``strs`` (a list of strings), ``plan`` (a sub-plan's index in ``Plan.subplans``),
+    ``plans`` (a list of them), ``attrs`` (an op's attributes: a mapping of names to values),
+    ``groups`` (lists of buffer positions, -1 for none), and two that only a plan made in this
+    process holds: ``live`` (objects of this process; a plan holding one cannot be written to
+    a file) and ``hint`` (the same, but optional: dropped, as ``None``, when the plan is
+    written).
+
+    An op whose function works on the run's buffer addresses rather than numpy views of them
+    (a custom op's ``execute``, which lends ``ge.runtime.Tensor`` objects over the buffers) has
+    ``make_addressed`` instead of ``make``: it gets the parameters and the task's buffers as
+    ``(buffer id, BufferSpec)`` pairs, and its function gets the run's address vector."""
 
     params: dict[str, str]
-    make: Callable[[dict[str, Any]], HostFn]
+    make: Callable[[dict[str, Any]], HostFn] | None = None
+    make_addressed: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] | None = None
 
 
 # The maker of ``reference`` tasks (an op without a kernel, run by its numpy reference on the
@@ -360,6 +370,31 @@ def _reference(params: dict[str, Any]) -> HostFn:
     return make(params)
 
 
+# The maker of ``custom_op`` tasks (a Python custom op run by its ``execute``) needs the
+# custom-op registry, which sits above the runtime: binding a plan that holds such a task
+# imports it from the module named here (plans and models without one never do).
+CUSTOM_OP_PROVIDER = ("ge.custom_op._eager", "make_execute")
+
+
+def _custom_op(params: dict[str, Any], buffers: list[tuple[int, BufferSpec]]) -> AddrFn:
+    """``custom_op``: the Python custom op ``op_type`` (node ``node``) run by the ``execute``
+    of the implementation registered for it, on ``buffers``: its present input instances,
+    then its output instances, then the constants of its ``Tensor`` attributes. ``inputs`` /
+    ``outputs`` list, per IR input / output, the positions of its instances in ``buffers``;
+    ``attrs`` are its attributes by name (a ``Tensor`` attribute: its constant's position;
+    a data type: its ``DataType`` value); ``dtypes`` and ``formats`` give each position's
+    ``DataType`` and ``Format`` values, ``output_names`` the output instances' names.
+    ``instance`` (a hint) is the implementation object lowering made for the node (its
+    ``compile`` ran on it); without it, bind makes one."""
+    import importlib  # noqa: PLC0415
+
+    module, name = CUSTOM_OP_PROVIDER
+    make: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] = getattr(
+        importlib.import_module(module), name
+    )
+    return make(params, buffers)
+
+
 HOST_OPS: dict[str, HostOp] = {
     "copy": HostOp({}, _copy),
     "matmul": HostOp({"transpose_a": "bool", "transpose_b": "bool", "bias": "bool"}, _matmul),
@@ -379,6 +414,20 @@ HOST_OPS: dict[str, HostOp] = {
         },
         _reference,
     ),
+    "custom_op": HostOp(
+        {
+            "op_type": "str",
+            "node": "str",
+            "attrs": "attrs",
+            "inputs": "groups",
+            "outputs": "groups",
+            "dtypes": "ints",
+            "formats": "ints",
+            "output_names": "strs",
+            "instance": "hint",
+        },
+        make_addressed=_custom_op,
+    ),
 }
 
 
@@ -396,6 +445,11 @@ def host_function(task: HostTask, subruns: Sequence[SubRun] = ()) -> HostFn:
     """The function of data task ``task``, its sub-plan parameters resolved to ``subruns``
     (the runners of the plan's ``subplans``, by index)."""
     spec = HOST_OPS[task.op]
+    if spec.make is None:
+        raise GeValueError(
+            f"host op {task.op!r} runs on buffer addresses, not views: bind its plan "
+            f"(Plan.bind()) to run task {task.name}"
+        )
     params = {key: _resolve(value, spec.params[key], subruns) for key, value in task.params.items()}
     return spec.make(params)
 
@@ -614,9 +668,13 @@ def _host_runner(
     task: HostTask, specs: Sequence[BufferSpec], subruns: Sequence[SubRun]
 ) -> Callable[[np.ndarray], None]:
     """Run ``task`` with its buffers at the given addresses: a Python task through its own
-    ``run`` (subclasses run their own way), a data task through its ``HOST_OPS`` function."""
+    ``run`` (subclasses run their own way), a data task through its ``HOST_OPS`` function
+    (on the addresses themselves for an op that has ``make_addressed``)."""
     if task.op == PYTHON_TASK:
         return lambda addrs: task.run(addrs, specs)
+    addressed = HOST_OPS[task.op].make_addressed
+    if addressed is not None:
+        return addressed(dict(task.params), [(b, specs[b]) for b in task.buffers])
     fn = host_function(task, subruns)
     buffers = [(b, specs[b]) for b in task.buffers]
     return lambda addrs: fn([view(int(addrs[b]), spec) for b, spec in buffers])

@@ -15,18 +15,28 @@ from ge.compiler.kernels import LOWERINGS
 from ge.ops import eval_graph
 from ge.runtime import live_bytes
 
+from .._tiers import default_pairs, main_dtype
 from ..ops._cases import Record, Variant, build, cases
 from ..ops.test_ops_table import assert_close
 
 
 def _split_cases() -> list[Any]:
-    """Default: every op in every claimed dtype (its first variant) and every variant in
-    float32 — each kernel compiled once, every shape path taken. The rest runs under -m slow."""
+    """Default: every op in its representative dtypes (tests/_tiers.py: one float, one integer,
+    bool; the first variant) and every variant in its main dtype (float32 mostly): every op and
+    every shape path, each dtype at least once, ~1/4 of the kernels. The rest runs under -m slow
+    (every variant in every claimed dtype)."""
+    table = cases()
+    default = default_pairs((record.op, dtype) for record, _, dtype in table)
+    claimed: dict[str, list[str]] = {}
     first: dict[str, str] = {}
-    params = []
-    for record, variant, dtype in cases():
+    for record, variant, dtype in table:
+        claimed.setdefault(record.op, []).append(dtype)
         first.setdefault(record.op, variant.label)
-        quick = variant.label == first[record.op] or dtype == "float32"
+    params = []
+    for record, variant, dtype in table:
+        quick = dtype == main_dtype(claimed[record.op]) or (
+            variant.label == first[record.op] and (record.op, dtype) in default
+        )
         marks = () if quick else (pytest.mark.slow,)
         params.append(
             pytest.param(

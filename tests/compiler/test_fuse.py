@@ -24,6 +24,7 @@ from ge.graph import DataType, Graph
 from ge.graph._air import model_from_bytes, model_to_bytes
 from ge.ops import eval_graph
 
+from .._tiers import default_pairs
 from ..ops._cases import build, cases
 from ..ops.test_ops_table import assert_close
 
@@ -276,14 +277,26 @@ def test_dynamic_dims_fuse_and_fall_back_when_run_shapes_broadcast_inside() -> N
 
 # --- every fusible op through the fused path ----------------------------------------------------
 def _fusible_cases() -> list[Any]:
+    """Each fusible op in each claimed dtype (its first variant); the default tier runs the
+    representative dtypes of tests/_tiers.py, -m slow every dtype."""
     seen: set[tuple[str, str]] = set()
-    params = []
+    table = []
     for record, variant, dtype in cases():
         if record.op not in FUSIBLE_OPS or (record.op, dtype) in seen:
             continue
         seen.add((record.op, dtype))
-        params.append(pytest.param(record, variant, dtype, id=f"{record.op}-{dtype}"))
-    return params
+        table.append((record, variant, dtype))
+    default = default_pairs((record.op, dtype) for record, _, dtype in table)
+    return [
+        pytest.param(
+            record,
+            variant,
+            dtype,
+            marks=() if (record.op, dtype) in default else (pytest.mark.slow,),
+            id=f"{record.op}-{dtype}",
+        )
+        for record, variant, dtype in table
+    ]
 
 
 @pytest.mark.parametrize(("record", "variant", "dtype"), _fusible_cases())

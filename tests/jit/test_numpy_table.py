@@ -5,8 +5,9 @@ traced by ``ge.jit``), its argument shapes (the first set is the op's main case;
 odd shapes: scalar ``()``, size-0, broadcasting), the dtypes it supports and how its inputs are
 drawn. Each case jits a fresh function, calls it twice (the second call is a cache hit, not a
 trace) and compares both results with numpy's: values within the dtype's tolerance, and the
-same shape and dtype. Default tier: every record with every shape set in float32 and its first
-shape set in its other dtypes; ``-m slow`` runs every combination.
+same shape and dtype. Default tier: every record with every shape set in its main dtype (float32
+where it has it) and its first shape set in its other representative dtypes (tests/_tiers.py:
+int32; float64 once); ``-m slow`` runs every combination.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import numpy as np
 import pytest
 
 import ge
+
+from .._tiers import default_pairs, main_dtype
 
 F32 = ("float32",)
 FLOATS = ("float32", "float64")
@@ -222,11 +225,13 @@ def _draw(record: Record, shapes: Shapes, dtype: str, key: str) -> list[np.ndarr
 
 
 def _params() -> list[Any]:
+    default = default_pairs((record.name, dtype) for record in RECORDS for dtype in record.dtypes)
     params = []
     for record in RECORDS:
+        main = main_dtype(record.dtypes)
         for i, shapes in enumerate(record.shapes):
             for dtype in record.dtypes:
-                quick = dtype == "float32" or i == 0 or "float32" not in record.dtypes
+                quick = dtype == main or (i == 0 and (record.name, dtype) in default)
                 label = "_".join("x".join(map(str, s)) or "scalar" for s in shapes)
                 params.append(
                     pytest.param(

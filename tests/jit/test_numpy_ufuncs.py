@@ -1,4 +1,7 @@
-"""numpy ufuncs that are one new elementwise op (issue #16), under ``ge.jit``, against numpy."""
+"""numpy ufuncs that are one new elementwise op (issue #16), under ``ge.jit``, against numpy.
+
+Default tier: each ufunc in the representative dtypes of tests/_tiers.py (float32, int32, bool,
+and each other dtype once); ``-m slow`` runs every ufunc in every dtype."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import pytest
 
 import ge
 
+from .._tiers import default_pairs, representatives
+
 EDGE = [0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, 3.0, 1e-7, np.nan, np.inf, -np.inf]
 
 UNARY = [
@@ -18,6 +23,25 @@ UNARY = [
 BINARY_FLOAT = ["arctan2", "hypot", "copysign", "fmod", "floor_divide", "remainder"]
 BINARY_INT = ["fmod", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor"]
 SHAPES = [(), (0,), (3, 1), (2, 3)]
+INTS = [np.int8, np.int32, np.int64, np.uint8, np.uint16]
+QUICK = representatives(np.dtype(d).name for d in [np.bool_, *INTS])  # of test_invert_...
+SLOW = (pytest.mark.slow,)
+
+
+def _sweep(names: list[str], dtypes: list[Any]) -> list[Any]:
+    """``(name, dtype)`` params, id ``name-dtype``, outside tests/_tiers.py's default pairs slow."""
+    pairs = [(name, np.dtype(dtype).name) for name in names for dtype in dtypes]
+    default = default_pairs(pairs)
+    return [
+        pytest.param(
+            name,
+            dtype,
+            marks=() if (name, np.dtype(dtype).name) in default else SLOW,
+            id=f"{name}-{np.dtype(dtype).name}",
+        )
+        for name in names
+        for dtype in dtypes
+    ]
 
 
 def _check(got: Any, want: Any, tight: bool = True) -> None:
@@ -37,8 +61,7 @@ def _values(shape: tuple[int, ...], dtype: Any, seed: int) -> np.ndarray:
     return np.random.default_rng(seed + 1).choice(pool, size=shape)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize(("name", "dtype"), _sweep(UNARY, [np.float32, np.float64]))
 def test_unary_float(name: str, dtype: Any) -> None:
     fn = getattr(np, name)
     f = ge.jit(lambda x: fn(x))  # noqa: PLW0108
@@ -50,8 +73,7 @@ def test_unary_float(name: str, dtype: Any) -> None:
             _check(f(x), want, tight=name not in ("tan",))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", BINARY_FLOAT)
+@pytest.mark.parametrize(("name", "dtype"), _sweep(BINARY_FLOAT, [np.float32, np.float64]))
 def test_binary_float(name: str, dtype: Any) -> None:
     fn = getattr(np, name)
     f = ge.jit(lambda x, y: fn(x, y))  # noqa: PLW0108
@@ -78,8 +100,7 @@ def test_floor_divide_matches_numpy_where_floor_of_quotient_does_not() -> None:
     assert q[0] == 9.0
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint16])
-@pytest.mark.parametrize("name", BINARY_INT)
+@pytest.mark.parametrize(("name", "dtype"), _sweep(BINARY_INT, INTS))
 def test_binary_int(name: str, dtype: Any) -> None:
     fn = getattr(np, name)
     f = ge.jit(lambda x, y: fn(x, y))  # noqa: PLW0108
@@ -94,8 +115,7 @@ def test_binary_int(name: str, dtype: Any) -> None:
             _check(f(a, b), want)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint16])
-@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+@pytest.mark.parametrize(("name", "dtype"), _sweep(["left_shift", "right_shift"], INTS))
 def test_shifts(name: str, dtype: Any) -> None:
     fn = getattr(np, name)
     f = ge.jit(lambda x, y: fn(x, y))  # noqa: PLW0108
@@ -109,7 +129,13 @@ def test_shifts(name: str, dtype: Any) -> None:
         _check(f(x, y), want)
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint16])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        pytest.param(d, id=np.dtype(d).name, marks=() if np.dtype(d).name in QUICK else SLOW)
+        for d in [np.bool_, *INTS]
+    ],
+)
 def test_invert_and_bitwise_of_bools_and_ints(dtype: Any) -> None:
     f = ge.jit(lambda x, y: (np.invert(x), np.bitwise_and(x, y), np.bitwise_xor(x, y)))
     x = np.array([0, 1, 1, 0, 5, 255, 127], np.int64).astype(dtype)

@@ -29,11 +29,10 @@ from typing import Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError, InferError
 from ge.es._errors import AttributeTypeError, no_attribute
+from ge.es._scopes import _STATE as _SCOPES
 from ge.es._scopes import (
     attr_scope,
     control_dependency_scope,
-    current_attrs,
-    current_control_deps,
 )
 from ge.es.tensor_holder import TensorHolder
 from ge.graph._attr import make_attr_value
@@ -373,8 +372,9 @@ class GraphBuilder:
         (``[-2]``, GE's default ``DT_FLOAT``) and the compile step reports the problem."""
         if self._built:
             self._check_live(f"add {op_type}")
-        deps = current_control_deps()
-        scoped = current_attrs()
+        state = _SCOPES  # (read here, not through current_*(): two calls a node)
+        deps = state.control
+        scoped = state.attrs
         plain = name is None and output_counts is None and declared is None
         if plain and not (deps or scoped or subgraphs):
             # most nodes: no scope, name, output counts, subgraphs or declared descs
@@ -384,7 +384,7 @@ class GraphBuilder:
                 inputs,
                 attrs,
                 f"{op_type}_{self._counter}",
-                self._call_source(),
+                self._txn_source if self._txn_source_known else self._call_source(),
             )
             if counted:
                 self._counter += 1

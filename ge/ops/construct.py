@@ -19,7 +19,7 @@ from ge.graph.node import Node
 from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType
-from ge.ops.infer import infer_node, producer_desc
+from ge.ops.infer import infer_fixed, infer_node, producer_desc
 from ge.ops.layout import FixedLayout, fixed_layout, port_names
 from ge.ops.registry import get_op
 from ge.ops.schema import OpDef
@@ -196,31 +196,54 @@ def _add_fixed_node(
     infer: bool,
 ) -> Node | None:
     """The node of a fixed-layout op without subgraphs whose ``inputs`` are all valid; ``None``
-    (nothing added) for anything else, which the fully checked path then builds or refuses."""
+    (nothing added) for anything else, which the fully checked path then builds or refuses.
+
+    It runs once per node of a built graph, so it is one function: the attributes, edges
+    and inferred outputs of the new node are filled in here (on any failure the node is
+    removed again), and where the infer rule gives the output descs at once the node is made
+    with ``_PENDING`` ones instead of fresh descs to throw away."""
     layout = fixed_layout(op)
     if layout is None or op.subgraphs:
         return None
-    if op.type == "Const" and infer and not inputs:
-        tensor = _plain_const_value(attrs)
-        if tensor is not None:
+    if infer and not inputs and attrs is not None and len(attrs) == 1 and op.type == "Const":
+        tensor = attrs.get("value")
+        if type(tensor) is Tensor:  # a plain builder constant (half the nodes of a graph)
             return _add_const(graph, op, layout, tensor, name, source)
     input_descs = _checked_fixed_inputs(graph, layout, inputs)
     if input_descs is None:
         return None
+    pending = infer and op.io != "input"  # (a graph input's rule reads its current desc)
     node = graph._add_node_named(
-        op.type, name, layout.input_names, layout.output_names, input_descs
+        op.type,
+        name,
+        layout.input_names,
+        layout.output_names,
+        input_descs,
+        [_PENDING] * len(layout.output_names) if pending else None,
     )
-    _complete(graph, node, op, inputs, attrs, source, infer)
+    node._source = source
+    node._op = op
+    try:
+        if attrs or op.attrs:
+            _set_attrs(op, node, attrs or {})
+        edges = node._in_edges
+        if edges:  # (no inputs: the shared empty tuple)
+            for port, src in enumerate(inputs):
+                if src is not None:
+                    src[0]._out_edges[src[1]].append((node, port))
+                    edges[port] = src
+        if infer:
+            node._output_descs = infer_fixed(node, op, layout)
+    except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node
+        graph.remove_node(node)
+        raise
     return node
 
 
-def _plain_const_value(attrs: dict[str, Any] | None) -> Tensor | None:
-    """The tensor of a Const whose only attribute is a ``Tensor`` ``value`` (what every
-    builder constant is), else ``None``."""
-    if attrs is None or len(attrs) != 1:
-        return None
-    value = attrs.get("value")
-    return value if type(value) is Tensor else None
+_PENDING = TensorDesc._scalar()
+"""The output desc of a node whose infer rule is about to run, read by nothing: the rule's
+descs replace it, or the node is removed when the rule fails. One shared object, never
+changed."""
 
 
 def _add_const(
@@ -346,32 +369,3 @@ def _checked_fixed_inputs(
             return None
         descs.append(producer._output_descs[port])
     return descs
-
-
-def _complete(
-    graph: Graph,
-    node: Node,
-    op: OpDef,
-    inputs: Sequence[Any],
-    attrs: dict[str, Any] | None,
-    source: str | None,
-    infer: bool,
-) -> None:
-    """Attributes, edges from the checked ``inputs`` and inferred outputs of a new node of a
-    fixed-layout op; on any failure the node is removed again."""
-    node._source = source
-    node._op = op
-    try:
-        if attrs or op.attrs:
-            _set_attrs(op, node, attrs or {})
-        edges = node._in_edges
-        if edges:  # (no inputs: the shared empty tuple)
-            for port, src in enumerate(inputs):
-                if src is not None:
-                    src[0]._out_edges[src[1]].append((node, port))
-                    edges[port] = src
-        if infer:
-            node._output_descs = infer_node(node, op)
-    except BaseException:  # any failure, even a bug's or an interrupt, leaves no half node
-        graph.remove_node(node)
-        raise

@@ -32,6 +32,7 @@ __all__ = [
     "const_value",
     "graph_output_descs",
     "graph_outputs",
+    "infer_fixed",
     "infer_graph",
     "infer_node",
     "infer_on_values",
@@ -199,7 +200,7 @@ def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
         and len(node._input_names) == len(layout.input_names)
         and len(node._output_names) == len(layout.output_names)
     ):
-        return _infer_fixed(node, op, layout)
+        return infer_fixed(node, op, layout)
     groups = input_groups(op, node)
     inputs = _grouped(op, node, groups, lambda p: producer_desc(node, p))
     try:
@@ -220,9 +221,10 @@ def infer_node(node: Node, op: OpDef | None = None) -> list[TensorDesc]:
         raise _located(e, op, inputs, node) from None
 
 
-def _infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]:
-    """``infer_node`` for one port per IR entry: what the port groups would give, without
-    building them (most nodes of a graph take this path)."""
+def infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]:
+    """``infer_node`` for a node of ``op`` with one port per IR entry (``layout`` is
+    ``fixed_layout(op)``): what the port groups would give, without building them (most nodes
+    of a graph take this path; the builder calls it directly, as it has the layout)."""
     edges = node._in_edges
     inputs: list[Any] = []
     for port, optional in enumerate(layout.optional):
@@ -241,7 +243,7 @@ def _infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]
             inputs,
             node_attrs(op, node) if op.attrs else {},
             lambda: [None if e is None else const_array(e[0]) for e in edges],
-            _ones(len(layout.output_names)),
+            _ONES.get(len(layout.output_names)) or _ones(len(layout.output_names)),
             current_outputs=list(node._output_descs),
             subgraphs=_subgraphs_of(node) if node._subgraph_names else None,
             infer_subgraph=infer_subgraph,

@@ -17,17 +17,29 @@ class Boom(BaseException):
     """Not an Exception at all, like KeyboardInterrupt."""
 
 
+def _fail_infer(monkeypatch: pytest.MonkeyPatch, op_type: str, error: BaseException) -> None:
+    """Inference of ``op_type`` nodes raises ``error`` (both ways ``add_op_node`` infers: the
+    fixed-layout fast path and the general one); other nodes infer as usual."""
+    real_node, real_fixed = ge.ops.construct.infer_node, ge.ops.construct.infer_fixed
+
+    def infer_node(node: Any, op: Any = None) -> Any:
+        if node.type == op_type:
+            raise error
+        return real_node(node, op)
+
+    def infer_fixed(node: Any, op: Any, layout: Any) -> Any:
+        if node.type == op_type:
+            raise error
+        return real_fixed(node, op, layout)
+
+    monkeypatch.setattr(ge.ops.construct, "infer_node", infer_node)
+    monkeypatch.setattr(ge.ops.construct, "infer_fixed", infer_fixed)
+
+
 @pytest.fixture
 def failing_add(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``infer_node`` raises for Add nodes only, after their Const operand was made."""
-    real = ge.ops.construct.infer_node
-
-    def infer(node: Any, op: Any = None) -> Any:
-        if node.type == "Add":
-            raise Boom("interrupted")
-        return real(node, op)
-
-    monkeypatch.setattr(ge.ops.construct, "infer_node", infer)
+    """Inference raises for Add nodes only, after their Const operand was made."""
+    _fail_infer(monkeypatch, "Add", Boom("interrupted"))
 
 
 @pytest.mark.usefixtures("failing_add")
@@ -48,17 +60,10 @@ def test_after_a_rollback_names_continue_as_if_nothing_happened(
 ) -> None:
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[2])
-    real = ge.ops.construct.infer_node
-    monkeypatch.setattr(
-        ge.ops.construct,
-        "infer_node",
-        lambda node, op=None: (
-            (_ for _ in ()).throw(KeyError("bug")) if node.type == "Mul" else real(node, op)
-        ),
-    )
-    with pytest.raises(KeyError):
-        ge.es.Mul(x, 3.0)
-    monkeypatch.setattr(ge.ops.construct, "infer_node", real)
+    with monkeypatch.context() as patch:
+        _fail_infer(patch, "Mul", KeyError("bug"))
+        with pytest.raises(KeyError):
+            ge.es.Mul(x, 3.0)
     y = ge.es.Mul(x, 3.0)
     assert y.name == "Mul_1"  # Const_0, Mul_1: the failed call used no numbers
     g = b.build_and_reset([y])
@@ -71,17 +76,10 @@ def test_build_and_reset_restores_the_outputs_on_any_failure(
     b = GraphBuilder("g")
     x = b.create_input(0, shape=[2])
     y = x + 1.0
-    real = ge.ops.construct.infer_node
-    monkeypatch.setattr(
-        ge.ops.construct,
-        "infer_node",
-        lambda node, op=None: (
-            (_ for _ in ()).throw(Boom("stop")) if node.type == "NetOutput" else real(node, op)
-        ),
-    )
-    with pytest.raises(Boom):
-        b.build_and_reset([y])
-    monkeypatch.setattr(ge.ops.construct, "infer_node", real)
+    with monkeypatch.context() as patch:
+        _fail_infer(patch, "NetOutput", Boom("stop"))
+        with pytest.raises(Boom):
+            b.build_and_reset([y])
     g = b.build_and_reset([y])  # the first attempt left no output index taken
     assert [n.type for n in g.get_direct_nodes()].count("NetOutput") == 1
     g.verify()

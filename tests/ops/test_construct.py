@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ge.error import GeTypeError, InferError
-from ge.graph import Graph, Tensor
+from ge.graph import Graph, Tensor, TensorDesc
 from ge.graph.types import AttrValueType, DataType
-from ge.ops.construct import add_op_node, add_plain_node
+from ge.ops.construct import _PENDING, add_op_node, add_plain_node
 from ge.ops.infer import infer_node
 
 
@@ -98,3 +98,25 @@ def test_plain_node_failure_leaves_the_graph_unchanged() -> None:
     with pytest.raises(InferError, match="broadcast"):
         add_plain_node(g, "Add", [(a, 0), (b, 0)], None, "bad", "user.py:9")
     assert not g.has_node("bad") and list(a.users(0)) == [] and list(b.users(0)) == []
+
+
+def test_no_pending_desc_outlives_its_node_call() -> None:
+    """The fast path makes a node with the shared ``_PENDING`` output descs and replaces them
+    by the rule's: no node keeps one, whichever way it was made, and it stays a scalar."""
+    g = Graph("g")
+    c = add_plain_node(
+        g, "Const", [], {"value": Tensor.from_numpy(np.ones((2, 3), np.float32))}, "c", None
+    )
+    data = add_plain_node(g, "Data", [None], {"index": 0}, "d", None)  # its rule reads its desc
+    relu = add_plain_node(g, "Relu", [(c, 0)], None, "r", None)
+    lazy = add_op_node(g, "Relu", [(c, 0)], name="lazy", infer=False)  # scalar descs, its own
+    for node in (c, data, relu, lazy):
+        assert all(d is not _PENDING for d in node.output_descs), node.name
+    assert list(relu.output_desc(0).shape) == [2, 3]
+    assert lazy.output_desc(0) == TensorDesc() and lazy.output_desc(0) is not _PENDING
+    wrong = add_plain_node(
+        g, "Const", [], {"value": Tensor.from_numpy(np.ones(4, np.float32))}, "w", None
+    )
+    with pytest.raises(InferError, match="broadcast"):
+        add_plain_node(g, "Add", [(c, 0), (wrong, 0)], None, "bad", None)
+    assert TensorDesc() == _PENDING and not g.has_node("bad")

@@ -29,6 +29,7 @@ from ge.es.graph_builder import GraphBuilder
 from ge.es.tensor_holder import TensorHolder
 from ge.es.tensor_like import to_const
 from ge.graph.graph import Graph
+from ge.jit import _debug
 from ge.jit._pytree import TreeDef, flatten, unflatten
 
 __all__ = ["cond", "fori_loop", "while_loop"]
@@ -60,14 +61,26 @@ def _check_one_value(api: str, what: str, holder: TensorHolder) -> None:
 
 
 def _builder_of(values: list[Any]) -> GraphBuilder | None:
+    """The graph a construct over ``values`` goes into: the body being traced when the values
+    are of it or of graphs enclosing it (so a construct in a loop body runs, and prints, each
+    iteration), else the graph of the first traced value; ``None`` if none is traced."""
     for v in values:
         if isinstance(v, TensorHolder):
-            return v.get_owner_builder()
+            return _debug.innermost(v.get_owner_builder())
     return None
 
 
 def _holders(builder: GraphBuilder, values: list[Any]) -> list[TensorHolder]:
-    return [v if isinstance(v, TensorHolder) else to_const(builder, np.asarray(v)) for v in values]
+    """``values`` as values of ``builder``: arrays and scalars as constants, values of graphs
+    enclosing it captured (as the inputs standing for them)."""
+    out: list[TensorHolder] = []
+    for v in values:
+        if not isinstance(v, TensorHolder):
+            out.append(to_const(builder, np.asarray(v)))
+            continue
+        inner = builder._capture(v) if v._builder is not builder else None
+        out.append(v if inner is None else inner)
+    return out
 
 
 def _subgraph(
@@ -78,13 +91,14 @@ def _subgraph(
     like: list[TensorHolder],
     seed: list[TensorHolder],
     carry_captures: bool = False,
-) -> tuple[Graph, TreeDef, list[_Aval], list[TensorHolder]]:
+) -> tuple[Graph, TreeDef, list[_Aval], list[TensorHolder], _debug.Scope]:
     """Trace ``fn`` on fresh inputs shaped like ``like`` into a graph of its own. Values of
     the enclosing graph that ``fn`` uses (closures) become extra inputs after ``like``: first
     those in ``seed`` (another branch's, so both branches agree on input positions), then new
     ones. Returns the graph, its output tree, its outputs' dtypes and shapes and the captured
-    values (of ``parent``) in input order. ``carry_captures`` appends the captured inputs to
-    the outputs unchanged (a loop body passes them on)."""
+    values (of ``parent``) in input order, and the body's ``debug_print`` scope (whether it
+    prints). ``carry_captures`` appends the captured inputs to the outputs unchanged (a loop
+    body passes them on)."""
     builder = GraphBuilder(f"{parent.name}_{role}_{next(_NAMES)}")
     builder._trace_note = parent._trace_note
     builder._numpy_semantics = parent._numpy_semantics
@@ -96,16 +110,17 @@ def _subgraph(
     ]
     for value in seed:
         builder._capture(value)
-    result = fn(*unflatten(tree, inputs))
-    leaves, out_tree = flatten(result)
-    outputs = _holders(builder, leaves)
+    with _debug.body(builder) as scope:
+        result = fn(*unflatten(tree, inputs))
+        leaves, out_tree = flatten(result)
+        outputs = _holders(builder, leaves)
     avals = [_aval(o) for o in outputs]
     if role == "cond" and len(outputs) == 1:
         _check_one_value("while_loop", "cond_fn's result", outputs[0])
     if carry_captures:
         outputs += [inner for _, inner in builder._captures]
     captured = [outer for outer, _ in builder._captures]
-    return builder.build_and_reset(outputs), out_tree, avals, captured
+    return builder.build_and_reset(outputs), out_tree, avals, captured, scope
 
 
 def cond(
@@ -120,10 +135,10 @@ def cond(
     (pred_h,) = _holders(builder, [pred])
     _check_one_value("cond", "pred", pred_h)
     inputs = _holders(builder, leaves)
-    then_graph, then_tree, then_types, then_caps = _subgraph(
+    then_graph, then_tree, then_types, then_caps, then_scope = _subgraph(
         builder, "then", true_fn, tree, inputs, []
     )
-    else_graph, else_tree, else_types, captured = _subgraph(
+    else_graph, else_tree, else_types, captured, else_scope = _subgraph(
         builder, "else", false_fn, tree, inputs, then_caps
     )
     if then_tree != else_tree or then_types != else_types:
@@ -133,6 +148,7 @@ def cond(
         )
     outs = ge.es.If(pred_h, inputs + captured, len(then_types), then_graph, else_graph)
     _check_built("cond", outs, len(then_types))
+    _sequence(builder, outs, [then_scope, else_scope])
     return unflatten(then_tree, list(outs))
 
 
@@ -153,12 +169,12 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
         return unflatten(tree, list(values))
 
     flat_tree = flatten(tuple(inputs))[1]
-    cond_graph, cond_tree, cond_types, cond_caps = _subgraph(
+    cond_graph, cond_tree, cond_types, cond_caps, cond_scope = _subgraph(
         builder, "cond", lambda *v: cond_fn(as_state(*v)), flat_tree, inputs, []
     )
     if len(cond_types) != 1:
         raise GeValueError(f"ge.jit.while_loop: cond_fn must return one value, got {cond_tree}")
-    body_graph, body_tree, body_types, captured = _subgraph(
+    body_graph, body_tree, body_types, captured, body_scope = _subgraph(
         builder, "body", lambda *v: body_fn(as_state(*v)), flat_tree, inputs, cond_caps, True
     )
     state_types = [_aval(h) for h in inputs]
@@ -170,6 +186,7 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     carried = inputs + captured  # values the loop reads from outside ride along unchanged
     outs = ge.es.While(carried, len(carried), cond_graph, body_graph)
     _check_built("while_loop", outs, len(carried))
+    _sequence(builder, outs, [cond_scope, body_scope])
     return unflatten(tree, list(outs)[: len(inputs)])
 
 
@@ -181,6 +198,14 @@ def _check_built(name: str, outs: list[Any], count: int) -> None:
             f"ge.jit.{name}: the node was refused by its subgraph checks (see stderr); "
             f"expected {count} outputs, got {len(outs)}"
         )
+
+
+def _sequence(builder: GraphBuilder, outs: list[Any], scopes: list[_debug.Scope]) -> None:
+    """Order the construct just built (its outputs ``outs``) among the prints of ``builder``
+    when one of its bodies prints (``ge.jit._debug``)."""
+    if any(s.prints for s in scopes):
+        node = outs[0]._node if outs else next(reversed(builder._graph._nodes.values()))
+        _debug.sequenced(builder, node, scopes)
 
 
 def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:

@@ -13,6 +13,7 @@ with the same power; ``infer_graph`` / ``infer_node`` run shape and dtype infere
 from ge.ops import (  # noqa: F401  (register)
     checks,
     control,
+    debug,
     elementwise,
     fused,
     indexing,

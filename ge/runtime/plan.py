@@ -414,6 +414,8 @@ HOST_OPS: dict[str, HostOp] = {
         },
         _reference,
     ),
+    # ge.jit.debug_print in a body (ge.compiler.kernels.debug): the live ``sink`` prints the views
+    "debug_print": HostOp({"node": "str", "sink": "live"}, lambda params: params["sink"]),
     "custom_op": HostOp(
         {
             "op_type": "str",

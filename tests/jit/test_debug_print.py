@@ -199,45 +199,6 @@ def test_a_python_loop_prints_each_step(out: Lines) -> None:
     assert out() == ["step 0 [0.]", "step 1 [1.]"]
 
 
-def test_outer_values_printed_inside_a_branch_print_every_call(out: Lines) -> None:
-    @ge.jit
-    def f(x, p):
-        def yes(v):
-            ge.jit.debug_print("x={}", x)
-            return v + 1.0
-
-        return ge.jit.cond(p, yes, lambda v: v, x)
-
-    f(_f32(1), np.bool_(False))
-    assert out() == ["x=[1.]"]
-
-
-def test_a_value_of_a_body_graph_is_refused() -> None:
-    @ge.jit
-    def f(x, p):
-        def yes(v):
-            ge.jit.debug_print("v={}", v)
-            return v + 1.0
-
-        return ge.jit.cond(p, yes, lambda v: v, x)
-
-    with pytest.raises(GeValueError, match=r"debug_print of a value computed inside a ge.jit"):
-        f(_f32(1), np.bool_(True))
-
-
-def test_a_value_of_a_loop_body_is_refused() -> None:
-    @ge.jit
-    def f(x):
-        def body(i, v):
-            ge.jit.debug_print("v={}", v)
-            return v + 1.0
-
-        return ge.jit.fori_loop(0, 2, body, x)
-
-    with pytest.raises(GeValueError, match=r"debug_print of a value computed inside a ge.jit"):
-        f(_f32(1))
-
-
 def test_trace_shows_the_printed_values_as_outputs() -> None:
     def f(x):
         ge.jit.debug_print("{}", x * 2.0)

@@ -66,10 +66,10 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "float64": (1e-12, 1e-12),
 }
 
-# Ops covered outside the table: graph-boundary ops (test_ops_table.py boundary tests) and
-# control flow (test_control.py).
+# Ops covered outside the table: graph-boundary ops (test_ops_table.py boundary tests),
+# control flow (test_control.py) and ge.jit's body print (tests/jit/test_debug_print_control.py).
 BOUNDARY = frozenset({"Data", "RefData", "AippData", "AnyData", "Variable", "Const", "NetOutput"})
-CONTROL = frozenset({"If", "Case", "While", "FusedElementwise", "FusedReduce"})
+CONTROL = frozenset({"If", "Case", "While", "FusedElementwise", "FusedReduce", "JitDebugPrint"})
 
 
 def name_of(dtype: np.dtype[Any]) -> str:

@@ -213,6 +213,12 @@ def _fused(op_type: str, body: Callable[[Graph, tuple[Node, int]], tuple[Node, i
     return make
 
 
+def _debug_print(declare: Declare) -> Node:
+    g = Graph("g")
+    x = data_node(g, 0, declare([2, 3]), "float32")
+    return add_op_node(g, "JitDebugPrint", [[(x, 0)]], {"fmt": "{}", "print_id": 0})
+
+
 HAND_BUILT: dict[str, Make] = {
     **{t: _data(t) for t in ("Data", "RefData", "AippData", "AnyData", "Variable")},
     "NetOutput": _net_output,
@@ -221,6 +227,7 @@ HAND_BUILT: dict[str, Make] = {
     "While": _while,
     "FusedElementwise": _fused("FusedElementwise", _unary("Relu")),
     "FusedReduce": _fused("FusedReduce", _sum_rows),
+    "JitDebugPrint": _debug_print,
 }
 # Ops that take no tensor input: nothing of theirs can be unknown.
 NO_INPUTS = frozenset({"Const"})

@@ -161,6 +161,7 @@ LOWERINGS: Mapping[str, Lowering] = _Lowerings()
 def _register_builtin() -> None:
     from ge.compiler.kernels import (  # noqa: F401, PLC0415  (they call register_kernels)
         control,
+        debug,
         elementwise,
         fused,
         indexing,

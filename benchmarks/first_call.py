@@ -4,11 +4,12 @@ process, against ``jax.jit``'s first call in a fresh process (when JAX is instal
 Each measurement is its own Python process (bytecode cached: a warm-up process runs first),
 with the kernel cache in a temporary directory that a first process fills. Per side it
 prints the medians of: the import (``import numpy, ge`` / ``import numpy, jax``), the first
-call (for ge.jit: tracing, importing what the call needs — ``ge.es``, ``ge.compiler`` —,
-optimising, and loading the kernels from the disk cache; for JAX: tracing and XLA's compile),
-and the second call. For ge it also says whether the first call imported protobuf (it should
-not: no AIR bytes are touched) and the slowest imports of a ge process (``-X importtime``;
-``import ge`` imports almost nothing, so ge's are the first call's).
+call (for ge.jit: tracing, fingerprinting the graph and loading its plan and kernels from the
+plan cache, ``ge.jit._plan_cache``, which imports no ``ge.compiler``; for JAX: tracing and
+XLA's compile), and the second call. For ge it also says whether the first call imported
+protobuf (it should not: no AIR bytes are touched), how many first calls loaded their plan
+and how many imported ``ge.compiler`` (none should), and the slowest imports of a ge process
+(``-X importtime``; ``import ge`` imports almost nothing, so ge's are the first call's).
 
 Then, in a process with an empty kernel cache, the calls made while the worker compiles (run
 by the reference interpreter, ``ge.ops.interpreter.Program``) against numpy running the same
@@ -47,12 +48,15 @@ chain(x, y)
 t3 = time.perf_counter()
 chain(x, y)
 t4 = time.perf_counter()
+compiler = "ge.compiler" in sys.modules  # imported by the calls (a plan-cache miss)
 if {fill}:
     ge.jit.wait_for_compiles()
+    chain(x, y)  # the call after the worker is done compiles the plan and stores it
 entry = next(iter(chain._cache.values()))
 print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
                   "first_ms": (t3 - t2) * 1e3,
                   "second_ms": (t4 - t3) * 1e3, "compiled": entry.runner is not None,
+                  "compiler": compiler, "plan_loaded": entry._loaded is not None,
                   "protobuf": any(m.startswith("google.protobuf") for m in sys.modules)}}))
 """
 
@@ -204,9 +208,15 @@ def _report(
         print("jax.jit: not installed (pip install jax jaxlib to compare)")
     compiled = all(r["compiled"] for r in ge_runs)
     protobuf = any(r["protobuf"] for r in ge_runs)
+    loaded = sum(r["plan_loaded"] for r in ge_runs)
+    compiler = sum(r["compiler"] for r in ge_runs)
     print(
         f"ge first calls ran compiled: {compiled}; imported protobuf: {protobuf}; "
         f"kernel-filling run's first call: {filled['first_ms']:.0f} ms"
+    )
+    print(
+        f"ge first calls that loaded their plan from the plan cache: {loaded} of {len(ge_runs)}; "
+        f"that imported ge.compiler: {compiler} of {len(ge_runs)}"
     )
     print("slowest imports in a ge process (cumulative ms, -X importtime, inflated by it):")
     for name, ms in _slowest_imports(traced["stderr"]):

@@ -4,8 +4,8 @@ Each field has an environment variable (``GE_*``), the way users set it; the rec
 from the environment by ``Options.from_env`` and passed explicitly to the places that generate
 or compile code: the compile pipeline (``fusion``, ``dump_graph``), kernel codegen
 (``approx_math``, ``kernel_boundscheck``, ``kernel_source``), the kernel caches
-(``kernel_cache``, ``kernel_cache_dir``), ``ge.jit`` (``jit_background``, ``jit_explain``)
-and the launcher (``num_threads``).
+(``kernel_cache``, ``kernel_cache_dir``), ``ge.jit`` (``jit_background``, ``jit_explain``,
+``jit_plan_cache``) and the launcher (``num_threads``).
 
 ========================  ========================  ==========  ===========================
 field                     variable                  default     meaning
@@ -23,6 +23,8 @@ field                     variable                  default     meaning
 ``dump_graph``            ``GE_DUMP_GRAPH``         ``""``      dump the graph after each step
 ``jit_explain``           ``GE_JIT_EXPLAIN``        ``"info"``  level of ``ge.jit``'s retrace
                                                                 notices (``info`` or ``warn``)
+``jit_plan_cache``        ``GE_JIT_PLAN_CACHE``     ``True``    ``ge.jit`` keeps compiled plans
+                                                                on disk (with the kernel cache)
 ========================  ========================  ==========  ===========================
 
 Decisions (ours):
@@ -113,6 +115,7 @@ class Options:
     kernel_source: bool = _option(False, "GE_KERNEL_SOURCE")
     dump_graph: str = _option("", "GE_DUMP_GRAPH")
     jit_explain: str = _option("info", "GE_JIT_EXPLAIN")
+    jit_plan_cache: bool = _option(True, "GE_JIT_PLAN_CACHE")
 
     def __post_init__(self) -> None:
         for f in _FIELDS:

@@ -65,6 +65,7 @@ def test_defaults_and_variables() -> None:
         "kernel_source": False,
         "dump_graph": "",
         "jit_explain": "info",
+        "jit_plan_cache": True,
     }
     assert Options.variables() == {
         "fusion": "GE_FUSION",
@@ -77,6 +78,7 @@ def test_defaults_and_variables() -> None:
         "kernel_source": "GE_KERNEL_SOURCE",
         "dump_graph": "GE_DUMP_GRAPH",
         "jit_explain": "GE_JIT_EXPLAIN",
+        "jit_plan_cache": "GE_JIT_PLAN_CACHE",
     }
     with pytest.raises(AttributeError):
         opts.fusion = False  # type: ignore[misc]

@@ -6,6 +6,12 @@ trace (``ge.ops.interpreter.Program``: numpy's own speed on elementwise chains),
 first call after the job is done switches to the compiled plan. A call also checks and
 performs the write-backs of arguments the trace updated in place, gives up donated tensors,
 and prints the trace's ``ge.jit.debug_print`` values.
+
+Before any of that, the trace's plan is looked up in the plan cache (``ge.jit._plan_cache``):
+a plan an earlier process compiled for the same graph, options and ge code is loaded and run
+by the runtime's executor, and ``ge.compiler`` is not imported. A plan compiled here (in the
+foreground, or once the worker is done) is stored there for the next process. A loaded
+entry's ``compiled`` graph (what ``.lower()`` shows) is compiled only when it is read.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ge._device._code_cache import cache_directory
 from ge.error import GeValueError
 from ge.graph._dtypes import numpy_dtype
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
+from ge.jit import _plan_cache
 from ge.jit._debug import Print, emit
 from ge.jit._pytree import TreeDef, unflatten
 from ge.options import Options, current_options, using_options
@@ -27,6 +35,7 @@ from ge.passes.registry import get_registered_passes
 
 if TYPE_CHECKING:
     from ge.ops.interpreter import Program
+    from ge.runtime.model import ModelGraph
 
 __all__ = ["_Entry"]
 
@@ -60,7 +69,7 @@ class _Entry:
         self.writeback = list(writeback)
         self.out_tree = out_tree
         self.consts = consts  # output leaf index -> Python value returned as it is
-        self.compiled: Any = None
+        self._compiled_graph: Any = None
         self.runner: Any = None
         self.out_specs: list[tuple[np.dtype[Any], tuple[int, ...]]] = []
         self.single = False
@@ -68,8 +77,16 @@ class _Entry:
         self._program: Program | None = None  # the reference interpreter's, while the job runs
         self._switch = threading.Lock()
         self.ge_options = current_options()
+        self._plan_key: str | None = None
+        self._loaded: ModelGraph | None = None  # the plan cache's entry, when it was a hit
         if not (graph.get_direct_nodes() and self.n_graph_outputs()):
             return
+        self._plan_key = _plan_cache.plan_key(graph, self.ge_options)
+        if self._plan_key is not None:
+            self._loaded = _plan_cache.load_plan(self._plan_key, graph, self.ge_options)
+            if self._loaded is not None:
+                self._use(self._loaded.runner)
+                return
         if not (background and _compiles_in_background(self.ge_options)):
             self._build()
             return
@@ -91,11 +108,20 @@ class _Entry:
 
         compiled = CompiledGraph(self.graph, ge_options=self.ge_options)
         plan = compiled.plan_for([list(s.shape) for s in compiled.inputs])
-        runner, specs = None, []
-        if plan is not None:
-            runner = compiled.runner(plan)
-            specs = [(plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs]
-        self.compiled, self.runner, self.out_specs = compiled, runner, specs
+        self._compiled_graph = compiled
+        self._use(compiled.runner(plan) if plan is not None else None)
+        if plan is not None and self._plan_key is not None:
+            _plan_cache.store_plan(self._plan_key, self.graph, plan, self.ge_options)
+
+    def _use(self, runner: Any) -> None:
+        """Run the trace on ``runner`` (a compiled or loaded plan's; ``None``: no plan)."""
+        plan = runner.plan if runner is not None else None
+        specs = (
+            []
+            if plan is None
+            else [(plan.buffers[b].dtype, plan.buffers[b].shape) for b in plan.outputs]
+        )
+        self.runner, self.out_specs = runner, specs
         # one array out and nothing else: the result is the runner's output as it is
         self.single = (
             runner is not None
@@ -104,6 +130,19 @@ class _Entry:
             and not self.writeback
             and not self.prints
         )
+
+    @property
+    def compiled(self) -> Any:
+        """The ``CompiledGraph`` (``None``: nothing to compile); for a plan loaded from the
+        plan cache, compiled on first read (``.lower()`` shows its optimised graph), while
+        calls keep running the loaded plan."""
+        if self._compiled_graph is None and self._loaded is not None:
+            with self._switch:
+                if self._compiled_graph is None:
+                    from ge.compiler.executable import CompiledGraph  # noqa: PLC0415
+
+                    self._compiled_graph = CompiledGraph(self.graph, ge_options=self.ge_options)
+        return self._compiled_graph
 
     def n_graph_outputs(self) -> int:
         from ge.ops.infer import graph_outputs  # noqa: PLC0415
@@ -184,8 +223,8 @@ class _Entry:
             sources = [int(a.addr) if isinstance(a, Tensor) else a for a in arrays]
             raw = self.runner.run(sources)
             return [r.view(d).reshape(s) for r, (d, s) in zip(raw, self.out_specs, strict=True)]
-        if self.compiled is not None:
-            return list(self.compiled.run_arrays([_host(a) for a in arrays]))
+        if self._compiled_graph is not None:
+            return list(self._compiled_graph.run_arrays([_host(a) for a in arrays]))
         return []
 
     def _into_donated(
@@ -241,9 +280,7 @@ def _compiles_in_background(options: Options) -> bool:
     and one with ``ge.passes`` registered in Python (the worker process would not have them)."""
     if not options.jit_background or get_registered_passes():
         return False
-    from ge.compiler.kernels._disk_cache import cache_dir  # noqa: PLC0415
-
-    return cache_dir(options) is not None
+    return cache_directory(options) is not None
 
 
 def _host(source: Any) -> np.ndarray:

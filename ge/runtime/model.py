@@ -128,6 +128,14 @@ class ModelGraph:
         return [_desc(specs) for specs in zip(*(g.outputs for g in self._gears), strict=True)]
 
     @property
+    def runner(self) -> PlanRunner:
+        """The executor of a graph compiled for one set of input shapes (``ge.jit``'s plan
+        cache runs a loaded plan through it); ``GeValueError`` for one of several gears."""
+        if len(self._gears) != 1:
+            raise GeValueError(f"graph {self.name!r} has {len(self._gears)} shape gears")
+        return self._gears[0].runner
+
+    @property
     def gears(self) -> list[list[list[int]]]:
         """The input shapes this graph was compiled for (one list per gear)."""
         return [[list(s.shape) for s in g.inputs] for g in self._gears]

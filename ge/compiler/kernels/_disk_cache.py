@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 from functools import cache
 from pathlib import Path
 
@@ -41,24 +40,12 @@ def cache_dir(options: Options | None = None) -> Path | None:
 
 @cache
 def _toolchain() -> str:
-    """Versions and CPU that shape the code (read without importing Numba, and without
-    ``importlib.metadata``, which costs tens of milliseconds)."""
-    import llvmlite  # noqa: PLC0415
-    import llvmlite.binding as llvm  # noqa: PLC0415
-
+    """ge's version, the helpers kernels call, and the toolchain and CPU that shape the code
+    (``ge.runtime._toolchain.machine``: read without importing Numba)."""
     from ge import __version__  # noqa: PLC0415
-    from ge.runtime.kernel import target_features  # noqa: PLC0415
+    from ge.runtime._toolchain import machine  # noqa: PLC0415
 
-    llvm.initialize_native_target()
-    parts = (
-        __version__,
-        _helpers_fingerprint(),
-        _numba_version(),
-        llvmlite.__version__,
-        llvm.get_host_cpu_name(),
-        target_features(),
-    )
-    return "|".join(parts)
+    return "|".join((__version__, _helpers_fingerprint(), machine()))
 
 
 def _helpers_fingerprint() -> str:
@@ -76,18 +63,6 @@ def _helpers_fingerprint() -> str:
     ):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def _numba_version() -> str:
-    """A fingerprint of the installed Numba: its version file, found without importing it."""
-    spec = importlib.util.find_spec("numba")
-    if spec is None or spec.origin is None:
-        return "no-numba"
-    version_file = Path(spec.origin).parent / "_version.py"
-    try:
-        return hashlib.sha256(version_file.read_bytes()).hexdigest()[:16]
-    except OSError:
-        return "numba-unknown"
 
 
 def cache_key(source: str, options: Options | None = None) -> str:

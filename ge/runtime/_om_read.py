@@ -522,6 +522,17 @@ def _refuse_custom_op(
     )
 
 
+def _refuse_debug_print(
+    params: Any, specs: list[BufferData], subplans: Sequence[PlanData], where: str
+) -> None:
+    """``ge.jit.debug_print`` in a body: its sink is Python of the process that traced it;
+    never in a model (``ge.runtime._om_write`` refuses its live sink)."""
+    raise ModelFormatError(
+        f"{where}: host op debug_print prints through Python of the process that traced it; "
+        f"a model never holds one"
+    )
+
+
 # each host op's check that its buffers (and sub-plans) fit it, so running it cannot fail on
 # types or shapes: every HOST_OPS entry has one
 _HOST_CHECKS = {
@@ -531,6 +542,7 @@ _HOST_CHECKS = {
     "while": _check_while,
     "reference": _check_reference,
     "custom_op": _refuse_custom_op,
+    "debug_print": _refuse_debug_print,
 }
 
 

@@ -17,10 +17,13 @@ import ge.offline_compile as oc
 from ge.compiler import background
 from ge.compiler.kernels import _codegen
 from ge.error import GeError, GeValueError
+from ge.es import GraphBuilder
 from ge.graph import Graph
 from ge.ops import add_op_node, eval_graph
 from ge.ops.debug import PRINT_OP
+from ge.runtime import ModelFormatError, load_model
 from ge.runtime import plan as plan_module
+from tests.runtime.test_om_format import repack, split
 
 Lines = Callable[[], list[str]]
 
@@ -317,6 +320,21 @@ def test_an_offline_model_refuses_a_body_print(build_session: None) -> None:
     graph = ge.jit(lambda x, p: ge.jit.cond(p, _say_then, _say_then, x)).trace(_f32(1), True)
     with pytest.raises(GeError, match=r"JitDebugPrint_\d+ \(debug_print\).*offline model"):
         oc.build_model(graph)
+
+
+def test_a_model_file_holding_a_print_task_is_refused(build_session: None) -> None:
+    b = GraphBuilder("m")
+    x = b.create_input(0, name="x", shape=[3])
+    data = oc.build_model(b.build_and_reset([x + 1.0])).get_bytes()
+    header, payload = split(data)
+    params = {"node": "p", "sink": None}  # a live sink is written as nothing
+    header["graphs"][0]["tasks"].append(
+        {"name": "p", "host": "debug_print", "buffers": [0], "params": params}
+    )
+    with pytest.raises(ModelFormatError, match=r"host op debug_print prints through Python"):
+        load_model(repack(header, payload))
+    (result,) = load_model(data).execute([np.ones(3, np.float32)])  # the untouched file loads
+    np.testing.assert_array_equal(result, np.full(3, 2.0, np.float32))
 
 
 @pytest.mark.slow

@@ -71,6 +71,14 @@ def test_branch_and_while_run_their_sub_plans() -> None:
 
 
 def test_parameters_must_be_exactly_the_ops() -> None:
-    assert set(HOST_OPS) == {"copy", "matmul", "branch", "while", "reference", "custom_op"}
+    assert set(HOST_OPS) == {
+        "copy",
+        "matmul",
+        "branch",
+        "while",
+        "reference",
+        "custom_op",
+        "debug_print",
+    }
     with pytest.raises(GeValueError, match="takes parameters"):
         host_task("m", "matmul", [0, 1, 2], transpose_a=False)

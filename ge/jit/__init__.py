@@ -46,6 +46,12 @@ approximated float32 math (``exp``, ``sin``..., within 1-2 ULP) and summation or
 ``ge.jit.wait_for_compiles()`` waits for the worker; ``GE_JIT_BACKGROUND=0`` (or a disabled
 disk cache, ``GE_KERNEL_CACHE=0``) compiles on the first call instead.
 
+**Plans on disk.** A trace's whole compiled plan (kernels and constants included, in the
+offline-model format) is kept in the kernel cache directory too (``ge.jit._plan_cache``): a
+fresh process tracing the same graph with the same settings and the same ge code loads it
+and runs it without importing the compiler. ``GE_JIT_PLAN_CACHE=0`` turns it off; graphs
+with custom ops, registered ``ge.passes`` and ``GE_DUMP_GRAPH`` bypass it (``docs/jit.md``).
+
 **Buffer donation.** ``donate_argnums`` names positional arguments whose ``ge.graph.Tensor``
 leaves the call may consume: a result of the same dtype and shape is written over a donated
 device tensor's memory when the plan allows it (every read of the tensor comes before the

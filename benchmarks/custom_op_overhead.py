@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,14 @@ def _calls_group(filename: str, name: str) -> str:
     return module
 
 
+BARE = "NoRefresh, task a bare launch"
+
+
+def _sample() -> Any:
+    """The sample's module (its kernel function)."""
+    return next(m for n, m in sys.modules.items() if n.startswith("_ge_py_custom_op_annotated"))
+
+
 def graph(name: str, op: Callable[..., object]) -> object:
     b = GraphBuilder(name)
     x = b.create_input(0, shape=[N], data_type=DataType.DT_FLOAT)
@@ -125,12 +134,36 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
 
         return run
 
-    medians = interleaved_medians({k: batch(g) for k, g in ids.items()}, repeat=300, rounds=6)
+    # the NoRefresh graph with its custom_op task replaced by a bare launch of the same kernel
+    # at the same addresses: what a host task costs in the plan, around its own work
+    plan = session._graphs[2].compiled.plan_for([[N], [N]])  # type: ignore[union-attr]
+    index = next(k for k, t in enumerate(plan.tasks) if getattr(t, "op", "") == "custom_op")
+    program = plan.bind()
+    run_task = program.host[index]  # the bound custom_op task: _Execute.run
+    assert run_task is not None
+    runner = session._graphs[2].repeat.runner  # type: ignore[union-attr]
+    bound_addrs = runner._free[-1].bound.addrs
+    fn = _sample()._function()
+    in_place = np.array([bound_addrs[b] for b in (*plan.inputs, *plan.outputs)], np.int64)
+    in_place_at = in_place.ctypes.data
+
+    def bare_task(addrs: np.ndarray) -> None:
+        _launcher.launch(fn.status_address, N // 1024, in_place_at)
+
+    def bare_batch() -> None:
+        program.host[index] = bare_task
+        try:
+            for _ in range(CALLS):
+                session.run_graph(2, inputs)
+        finally:
+            program.host[index] = run_task
+
+    runs = {k: batch(g) for k, g in ids.items()}
+    runs[BARE] = bare_batch
+    medians = interleaved_medians(runs, repeat=300, rounds=6)
     graph_us = {k: v / CALLS * 1e6 for k, v in medians.items()}
 
     # --- the pieces -------------------------------------------------------------------------
-    sample = next(m for n, m in sys.modules.items() if n.startswith("_ge_py_custom_op_annotated"))
-    fn = sample._function()
     blocks = [runtime.malloc(N * 4) for _ in range(3)]
     addrs = [b.addr for b in blocks]
     packed = np.array(addrs, np.int64)
@@ -143,10 +176,6 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
         runtime.launch_kernel(fn, N // 1024, stream.handle, addrs)
 
     launch_us = per_call_us(launch) - kernel_us
-    plan = session._graphs[2].compiled.plan_for([[N], [N]])  # type: ignore[union-attr]
-    index = next(k for k, t in enumerate(plan.tasks) if getattr(t, "op", "") == "custom_op")
-    run_task = plan.bind().host[index]  # the bound custom_op task: _Execute.run
-    assert run_task is not None
     task_addrs = np.zeros(len(plan.buffers), np.int64)
     order = [*plan.inputs, *plan.outputs]
     for buf, addr in zip(order, addrs, strict=True):
@@ -162,11 +191,11 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     calls = python_calls(lambda: run_task(task_addrs))
 
     # --- the report -------------------------------------------------------------------------
-    builtin, annotated, no_refresh = (graph_us[k] for k in ids)
+    builtin, annotated, no_refresh, bare = (graph_us[k] for k in (*ids, BARE))
     print(f"custom-op overhead at {N} float32 (add kernel, {N // 1024} blocks), medians, µs/call")
     print(f"{'':44}{'µs':>10}")
-    for k, v in graph_us.items():
-        print(f"  run_graph, one {k:28}{v:10.2f}")
+    for k in ids:
+        print(f"  run_graph, one {k:28}{graph_us[k]:10.2f}")
     print()
     ratio, added = annotated / builtin, no_refresh - annotated
     print(f"  AnnotatedArgs graph / built-in Add graph    {ratio:10.3f}x  (goal <= 1.2x)")
@@ -179,7 +208,16 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     print(f"    the kernel (8 blocks, native pool)        {kernel_us:10.2f}  (args ready)")
     around = annotated - kernel_us
     print(f"    run_graph around one kernel task          {around:10.2f}  (Annotated - kernel)")
-    print(f"    execute path: the task's run, whole     {eager_us:10.2f}  (incl. the kernel)")
+    print(f"    NoRefresh graph, its task a bare launch   {bare:10.2f}  ", end="")
+    print(f"(a host task in the plan: {bare - annotated:+.2f} over Annotated)")
+    in_graph, alone = no_refresh - bare, eager_us - kernel_us
+    print(
+        f"    execute path inside run_graph             {in_graph:10.2f}  (NoRefresh - bare task)"
+    )
+    print(f"    execute path back to back, alone          {alone:10.2f}  (task's run - kernel)")
+    print(f"    what running inside run_graph adds        {in_graph - alone:10.2f}  ", end="")
+    print("(the same calls, caches and predictors cold)")
+    print(f"    execute path: the task's run, whole       {eager_us:10.2f}  (incl. the kernel)")
     print(f"      open + close the loan (ctx, 3 Tensors)  {lend_us:10.2f}")
     in_blocks = blocks_us - kernel_us
     print(f"      launch_kernel over the kernel           {launch_us:10.2f}  ", end="")
@@ -188,7 +226,7 @@ def main() -> None:  # noqa: PLR0915  (one report, read top to bottom)
     print(f"      the sample's execute body + the rest    {rest:10.2f}  ", end="")
     print("(its checks, malloc_output)")
     print()
-    print(f"  Python calls per custom_op task run (cProfile){sum(calls.values()):10d}")
+    print(f"  Python calls per custom_op task run (cProfile) {sum(calls.values()):7d}")
     for where, count in sorted(calls.items(), key=lambda kv: -kv[1]):
         print(f"    {where:42}{count:10d}")
     for b in blocks:

@@ -69,7 +69,7 @@ from ge.graph.types import AttrValueType, DataType, Format
 from ge.ops.infer import producer_desc
 from ge.ops.layout import input_groups, output_groups
 from ge.ops.schema import PortKind
-from ge.runtime import memory
+from ge.runtime import _launch, memory
 from ge.runtime.format import ExpandDimsType, StorageFormat
 from ge.runtime.plan import BufferSpec, HostTask, host_task
 from ge.runtime.shape import StorageShape
@@ -151,6 +151,9 @@ class _InlineStream(Stream):
 
     def _reset(self) -> None:
         self._error, self._failed_task = None, ""
+
+
+_launch.INLINE_STREAMS.add(_InlineStream)  # its plain-int launches run without a task
 
 
 class _PerThread(threading.local):

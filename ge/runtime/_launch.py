@@ -11,6 +11,7 @@ and nothing here changes the code a kernel compiles to.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import functools
 import os
@@ -191,9 +192,12 @@ def _int64s(count: int) -> type[_Packed]:
     return ctypes.c_int64 * count
 
 
-def _run_packed(function: KernelFunction, block_dim: int, packed: _Packed) -> None:
+def _run_packed(
+    function: KernelFunction, block_dim: int, packed: _Packed | array.array[int], address: int
+) -> None:
+    """Run ``function``'s blocks on the int64 arguments ``packed`` holds at ``address`` (the
+    launch keeps ``packed`` alive until it ran)."""
     mark = function.failure_mark()
-    address = ctypes.addressof(packed)
     try:  # the native pool, tried first (one call); the Python one only where it cannot run
         status = _launcher.launch(function.status_address, block_dim, address)
     except GeError as e:
@@ -250,12 +254,32 @@ def launch_kernel(
         and args
         and {*map(type, args)} == _INTS
     ):
-        packed = _int64s(len(args))(*args)
-        if packed[:] == args:  # else one is outside int64 (ctypes wraps it): checked below
-            run = functools.partial(_run_packed, function, block_dim, packed)
-            resolve_stream(stream).submit(run, name=function.label)
+        try:  # an int64 array.array: half a ctypes array's cost, and it refuses (where
+            # ctypes would wrap) a value outside int64, which the checked path then names
+            packed = array.array("q", args)
+        except OverflowError:
+            pass
+        else:
+            address = packed.buffer_info()[0]
+            target = resolve_stream(stream)
+            if type(target) in INLINE_STREAMS:  # it runs work at once: no task to queue
+                if target._error is None:  # later work is skipped behind a failure
+                    try:
+                        _run_packed(function, block_dim, packed, address)
+                    except Exception as e:  # kept for synchronize(), as submit keeps it
+                        target._error, target._failed_task = e, function.label
+                return
+            run = functools.partial(_run_packed, function, block_dim, packed, address)
+            target.submit(run, name=function.label)
             return
     _launch_checked(function, block_dim, stream, args)
+
+
+# Stream classes whose submit() runs the work at once on the queueing thread, keeping a
+# failure for synchronize() and skipping work behind one (a custom op's execute stream,
+# ge.custom_op._eager, registers its class): launch_kernel runs a plain-int launch on one
+# directly, as submit would, without making the task (a partial) and the call to run it.
+INLINE_STREAMS: set[type[Stream]] = set()
 
 
 def _launch_checked(
@@ -284,7 +308,7 @@ def _launch_checked(
         target.submit(_raiser(refusal), name=function.label)
         return
     target.submit(
-        functools.partial(_run_packed, function, block_dim, packed),
+        functools.partial(_run_packed, function, block_dim, packed, ctypes.addressof(packed)),
         name=function.label,
         settle=lambda: memory.unuse(held),
     )

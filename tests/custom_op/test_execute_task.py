@@ -223,3 +223,46 @@ def test_a_model_file_holding_a_custom_op_task_is_refused() -> None:
         load_model(repack(header, payload))
     (out,) = load_model(data).execute([np.ones(N, np.float32)])  # the untouched file loads
     np.testing.assert_allclose(out, np.exp(np.ones(N)) + 1.0, rtol=1e-6)
+
+
+def test_plain_int_launches_on_the_execute_stream_run_at_once_without_a_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ge.custom_op._eager import _InlineStream
+    from ge.runtime import launch_kernel
+    from tests.custom_op._kernels import kernel
+
+    submitted: list[str] = []
+    real_submit = _InlineStream.submit
+
+    def counting(self: Any, fn: Any, name: str = "", **kw: Any) -> None:
+        submitted.append(name)
+        real_submit(self, fn, name, **kw)
+
+    monkeypatch.setattr(_InlineStream, "submit", counting)
+    stream = _InlineStream()
+    x, y = rand(N), rand(N, seed=4)
+    blocks = [memory.malloc(x.nbytes) for _ in range(3)]
+    try:
+        memory.memcpy_h2d(blocks[0].addr, x)
+        memory.memcpy_h2d(blocks[1].addr, y)
+        addrs = [b.addr for b in blocks]
+        launch_kernel(kernel("add"), 2, stream.handle, [*addrs, N])
+        out = memory.device_view(blocks[2].addr, x.nbytes).view(np.float32)
+        np.testing.assert_allclose(out, x + y, rtol=1e-6)  # ran at once, before synchronize
+        assert submitted == []  # no task was queued for it
+        out[...] = 0.0
+        launch_kernel(kernel("add"), 2, stream.handle, [8, addrs[1], addrs[2], N])  # wild x
+        launch_kernel(kernel("add"), 2, stream.handle, [*addrs, N])  # skipped behind it
+        assert not out.any()
+        with pytest.raises(GeError, match=r"^kernel add failed: kernel add: its kernel_array"):
+            stream.synchronize()
+        launch_kernel(kernel("add"), 2, stream.handle, [*addrs, N])  # runs again after it
+        np.testing.assert_allclose(out, x + y, rtol=1e-6)
+        stream.synchronize()
+        launch_kernel(kernel("add"), 2, stream.handle, [2**63, addrs[1], addrs[2], N])
+        with pytest.raises(GeError, match=r"at 0x8000000000000000 \(from args\[0\]\)"):
+            stream.synchronize()  # past int64: the checked path took it, as a uint64 address
+    finally:
+        for block in blocks:
+            memory.free(block)

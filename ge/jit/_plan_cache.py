@@ -96,6 +96,9 @@ def plan_key(graph: Graph, options: Options) -> str | None:
         _GraphText(digest.update).graph(graph)
     except _UncacheableError:
         return None
+    except Exception as e:  # a value that cannot be read (a freed tensor): just not cached
+        logger.debug("ge.jit: graph %s has no plan cache key: %s", graph.name, e)
+        return None
     return digest.hexdigest()
 
 
@@ -261,9 +264,11 @@ def store_plan(key: str, graph: Graph, plan: Plan, options: Options) -> bool:
     """Write ``plan`` (``graph``'s, compiled with ``options``) under ``key``; ``False`` when it
     is not written (the writer refuses it, or the directory cannot take it)."""
     path = _path(key, options)
-    if path is None or not _matches(plan, graph):
+    if path is None:
         return False
     try:
+        if not _matches(plan, graph):
+            return False
         from ge import __version__  # noqa: PLC0415
         from ge.ops.infer import graph_outputs  # noqa: PLC0415
         from ge.runtime.om import GraphEntry, ModelData, pack, plan_data  # noqa: PLC0415

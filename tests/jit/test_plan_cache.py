@@ -443,3 +443,28 @@ def test_lower_on_a_hit_shows_the_optimised_graph_and_plan() -> None:
     assert lowered.as_text().splitlines()[-1].startswith("  launch ")
     assert first.compiled.graph.as_text() == lowered.graph.as_text()
     np.testing.assert_array_equal(f(x, x), _chain(x, x))
+
+
+def test_a_forged_entry_for_other_shapes_is_a_miss(plan_cache: Path) -> None:
+    """An entry that names this key but takes other shapes (as a hostile file could) is
+    refused: a loaded plan must take and give exactly the traced graph's dtypes and shapes."""
+    from ge._device._code_cache import read_entry, write_entry
+    from ge.runtime import om
+
+    five, six = np.arange(5, dtype=np.float32), np.arange(6, dtype=np.float32)
+    _twice(_chain, five, five)
+    (path,) = _plans(plan_cache)
+    key = _plan_cache.plan_key(ge.jit(_chain).trace(six, six), current_options())
+    assert key is not None and path.stem != key
+    payload = read_entry(path, _plan_cache._MAGIC)
+    assert payload is not None
+    model = om.unpack(payload)
+    model.options = {_plan_cache._KEY_OPTION: key}  # now it claims to be the (6,) plan
+    forged = plan_cache / f"{key}{_plan_cache._SUFFIX}"
+    assert write_entry(plan_cache, forged.name, _plan_cache._MAGIC, om.pack(model))
+    f = ge.jit(_chain)
+    np.testing.assert_array_equal(f(six, six), _chain(six, six))
+    assert _entry(f)._loaded is None
+    g = ge.jit(_chain)  # the forged entry was replaced by the real plan
+    np.testing.assert_array_equal(g(six, six), _chain(six, six))
+    assert _entry(g)._loaded is not None

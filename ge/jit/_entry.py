@@ -47,7 +47,10 @@ class _Entry:
     the reference interpreter while a worker process compiles them (``self.job``); the first
     call after the job is done loads them and switches to the compiled plan for good. The
     trace keeps the ``ge.options`` record in force when it was made (read once here, never
-    per call) and compiles with it, in the foreground or in the worker."""
+    per call) and compiles with it, in the foreground or in the worker. A trace whose plan is
+    in the plan cache (``_plan_cache.plan_key``) loads it instead (``_loaded``: the model
+    graph holding it) and neither compiles nor submits a job; a plan compiled here is stored
+    there under the same key."""
 
     def __init__(
         self,

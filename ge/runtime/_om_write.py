@@ -127,9 +127,10 @@ def _host_data(task: HostTask) -> HostTaskData:
     for key, value in task.params.items():
         kind = kinds[key]
         if kind == "live" and value is not None:
+            what = "subgraphs and their runner" if key == "subgraphs" else "a Python function"
             raise GeError(
                 f"node {task.name} ({task.op}) runs over objects of this process ({key}: "
-                f"subgraphs and their runner); an offline model cannot hold it"
+                f"{what}); an offline model cannot hold it"
             )
         if kind in ("hint", "live"):
             params[key] = None

@@ -60,7 +60,7 @@ def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
     self._builder._check_live(
         "create scalar" if isinstance(other, (int, float)) else "create constant"
     )
-    return to_const(self._builder, other, like=self.data_type)
+    return to_const(self._builder, other, like=self._node._output_descs[self._port]._data_type)
 
 
 # --- helpers the operators and numpy rules share --------------------------------------------------

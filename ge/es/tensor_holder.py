@@ -234,6 +234,8 @@ class TensorHolder:
         return TensorHolder._make(self._builder, node, 0)
 
     def _port_of(self, value: Any) -> Any:
+        if type(value) is TensorHolder and value._builder is self._builder:
+            return (value._node, value._port)  # most operands: no call to check anything
         if value is None:
             return None
         if isinstance(value, list) and value and all(isinstance(v, TensorHolder) for v in value):
@@ -703,7 +705,11 @@ def innermost(first: TensorHolder, *values: Any) -> TensorHolder:
     chosen = first
     for value in values:
         for item in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(item, TensorHolder) and chosen._builder._encloses(item._builder):
+            if (
+                isinstance(item, TensorHolder)
+                and item._builder is not chosen._builder  # (no builder encloses itself)
+                and chosen._builder._encloses(item._builder)
+            ):
                 chosen = item
     return chosen
 

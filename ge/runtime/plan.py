@@ -708,6 +708,21 @@ class BoundPlan:
         only = batch.segments[0] if len(batch.segments) == 1 else None
         self._only = only[1] - only[0] if only is not None and only[1] >= 0 else 0
         self._run_tasks = _launcher.run_tasks_function(parallel=bool((self.table[:, 1] > 1).any()))
+        # else per segment: (the launcher's run for a run of kernels, its table address, its
+        # length, its first row), or (None, 0, 0, task index) for a host task. A run of
+        # single-block kernels runs serially on this thread: a host task next to it reads
+        # what it wrote from this CPU's caches, and no worker is woken for it
+        self._steps = [
+            (None, 0, 0, start)
+            if stop < 0
+            else (
+                _launcher.run_tasks_function(parallel=bool((self.table[start:stop, 1] > 1).any())),
+                self._table_addr + start * 24,
+                stop - start,
+                start,
+            )
+            for start, stop in batch.segments
+        ]
 
     def set_buffer(self, buf: int, addr: int) -> None:
         """Move buffer ``buf`` to ``addr`` for the next runs."""
@@ -726,11 +741,11 @@ class BoundPlan:
             for index in range(len(self.tasks)):
                 program.run_one(index, self.addrs)
             return
-        for start, stop in batch.segments:
-            if stop < 0:  # a host task
+        for run, at, count, start in self._steps:
+            if run is None:  # a host task
                 program.run_one(start, self.addrs)
                 continue
-            failed = _launcher.run_tasks(self._table_addr + start * 24, stop - start)
+            failed = run(at, count)
             if failed:
                 self._explain(start + failed - 1)
 

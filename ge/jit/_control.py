@@ -12,6 +12,11 @@ unchanged). As in JAX, both branches must return the same structure, dtypes and 
 loop body must return the structure, dtypes and shapes it was given; a predicate or loop
 condition must be one value (size 1): GE's own ``If``/``While`` would read a longer tensor as
 "true if it has elements", which loops forever on ``x < 10`` of a vector.
+
+Inside a body being traced, a construct goes into that body even when all its operands are
+values of an enclosing graph (captured), so it runs, and ``ge.jit.debug_print`` in it prints,
+each time the body runs. A construct whose bodies print is ordered after the previous print of
+its graph (``ge.jit._debug``).
 """
 
 from __future__ import annotations

@@ -222,9 +222,9 @@ def _sample(holder: TensorHolder) -> np.ndarray:
 
 
 def _foreign(leaf: TensorHolder, builder: GraphBuilder) -> GeError:
-    """The error for printing ``leaf`` while tracing ``builder``, which it is no value of:
-    a value of a finished trace or body (leaked through a closure) raises ``GeError`` saying
-    so, one of an unrelated graph ``GeValueError``."""
+    """The error for printing ``leaf`` while tracing ``builder``, which it is no value of.
+    A value of a finished trace or body (leaked through a closure) raises here the
+    ``GeError`` that says so; one of an unrelated graph is a ``GeValueError``."""
     leaf._builder._check_live("debug_print")
     return GeValueError(
         f"ge.jit.debug_print: {leaf!r} belongs to another graph than the one traced"
@@ -270,7 +270,6 @@ def _record_in_body(scope: Scope, fmt: str, tree: TreeDef, leaves: list[Any]) ->
     _format(fmt, tree, samples)  # a template that cannot format fails here, when tracing
     ports = []
     for leaf in traced:  # values of enclosing graphs come in as inputs of the body
-        leaf._builder._check_live("debug_print")
         inner = leaf if leaf._builder is builder else builder._capture(leaf)
         assert inner is not None
         ports.append((inner._node, inner._port))

@@ -15,10 +15,10 @@ import pytest
 import ge
 import ge.offline_compile as oc
 from ge.compiler import background
+from ge.compiler.executable import CompiledGraph
 from ge.compiler.kernels import _codegen
 from ge.error import GeError, GeValueError
 from ge.es import GraphBuilder
-from ge.graph import Graph
 from ge.ops import add_op_node, eval_graph
 from ge.ops.debug import PRINT_OP
 from ge.runtime import ModelFormatError, load_model
@@ -302,11 +302,16 @@ def test_a_value_of_a_body_printed_outside_it_is_refused() -> None:
 
 
 def test_a_print_node_of_another_process_is_refused_naming_it() -> None:
-    g = Graph("g")
-    node = add_op_node(g, PRINT_OP, [[]], {"fmt": "hi", "print_id": 0})
-    g.set_outputs([])
-    with pytest.raises(GeError, match=rf"node {node.name} \({PRINT_OP}\): print_id 0 is not"):
-        eval_graph(g, [])
+    """(A graph read back from a file, say: its ``print_id`` names no sink of this process.)"""
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[3])
+    node = add_op_node(b._graph, PRINT_OP, [[(x._node, 0)]], {"fmt": "{}", "print_id": 0})
+    graph = b.build_and_reset([x + 1.0])
+    refused = rf"node {node.name} \({PRINT_OP}\): print_id 0 is not a debug_print traced in"
+    with pytest.raises(GeError, match=refused):  # the reference interpreter
+        eval_graph(graph, [np.ones(3, np.float32)])
+    with pytest.raises(GeError, match=refused):  # the compiler, when lowering it
+        CompiledGraph(graph)
 
 
 @pytest.fixture

@@ -12,6 +12,16 @@ At seed 004's size (8192 float32, the add kernel launched with 8 blocks of 1024)
 * a breakdown of where each path's microseconds go, and the Python calls one run of the
   execute path makes (cProfile: the measure that does not depend on the machine's load).
 
+Where the execute path's time inside ``run_graph`` goes (issue #13): the same graph with its
+``custom_op`` task replaced by a bare launch of the same kernel costs what the Annotated graph
+costs (+-0.3 us), so the plan's host-task segment, ``run_one`` and the stream handling around
+the task cost next to nothing; the execute path's own calls (the loan, the callback, the
+context, ``launch_kernel``) cost several microseconds more inside ``run_graph`` than back to
+back, because there they run with cold caches and predictors: ``run_graph``'s own calls and
+the 32 KiB copies evict their objects and code between runs (a task run right after any
+``run_graph``, or after summing 128 KiB, is as slow). Only fewer calls and fewer objects
+touched shrink that part.
+
 Timing on a shared machine: a sample is a short batch (``CALLS`` calls, well under a
 scheduler time slice), so most samples run unpreempted and the median is what the code
 costs; long batches fold other processes' time slices into every sample instead.

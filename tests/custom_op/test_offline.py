@@ -43,5 +43,6 @@ def test_a_declared_custom_op_runs_from_the_model_without_its_callbacks() -> Non
 
 def test_an_execute_only_custom_op_is_refused_naming_the_node() -> None:
     op = register_add("OfflineExecutedAdd")
-    with pytest.raises(GeError, match=r"^BuildModel failed; node OfflineExecutedAdd\S* runs Python"):
+    refused = r"^BuildModel failed; node OfflineExecutedAdd\S* runs Python"
+    with pytest.raises(GeError, match=refused):
         oc.build_model(_graph(op))

@@ -17,13 +17,13 @@ entry's ``compiled`` graph (what ``.lower()`` shows) is compiled only when it is
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ge._device._code_cache import cache_directory
-from ge.error import GeValueError
+from ge.error import GeError, GeValueError
 from ge.graph._dtypes import numpy_dtype
 from ge.graph.graph import Graph
 from ge.graph.tensor import Tensor
@@ -35,6 +35,7 @@ from ge.passes.registry import get_registered_passes
 
 if TYPE_CHECKING:
     from ge.ops.interpreter import Program
+    from ge.runtime.executor import PlanRunner
     from ge.runtime.model import ModelGraph
 
 __all__ = ["_Entry"]
@@ -88,7 +89,7 @@ class _Entry:
         if self._plan_key is not None:
             self._loaded = _plan_cache.load_plan(self._plan_key, graph, self.ge_options)
             if self._loaded is not None:
-                self._use(self._loaded.runner)
+                self._use(_Loaded(self._loaded.runner, self._explaining_runner))
                 return
         if not (background and _compiles_in_background(self.ge_options)):
             self._build()
@@ -146,6 +147,17 @@ class _Entry:
 
                     self._compiled_graph = CompiledGraph(self.graph, ge_options=self.ge_options)
         return self._compiled_graph
+
+    def _explaining_runner(self) -> Any:
+        """The runner of the plan compiled here, which a loaded plan's failed call runs again
+        (its kernels explain their failures); the entry runs on it from then on."""
+        compiled = self.compiled
+        plan = compiled.plan_for([list(s.shape) for s in compiled.inputs])
+        if plan is None:
+            return None
+        runner = compiled.runner(plan)
+        self._use(runner)
+        return runner
 
     def n_graph_outputs(self) -> int:
         from ge.ops.infer import graph_outputs  # noqa: PLC0415
@@ -275,6 +287,42 @@ class _Entry:
 
             program = self._program = Program(self.graph)
         return program.run([_host(a) for a in arrays])
+
+
+class _Loaded:
+    """A loaded plan's runner, as ``PlanRunner``: a call that fails is run again on the plan
+    compiled here (``explaining()``), and its error is the one raised: a compiled kernel
+    explains its failure (an index out of range, naming the value), which an offline model's
+    kernels do not hold. A call writing over donated memory is not run again (the failed run
+    may have overwritten its inputs): it raises the loaded plan's error."""
+
+    def __init__(self, runner: PlanRunner, explaining: Callable[[], Any]) -> None:
+        self._runner = runner
+        self._explaining = explaining
+        self.plan = runner.plan
+
+    def aliasable(self, slot: int, output: int) -> bool:
+        return bool(self._runner.aliasable(slot, output))
+
+    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        try:
+            return self._runner.call(arrays)
+        except GeError:
+            runner = self._explaining()
+            if runner is None:
+                raise
+        results: list[np.ndarray] = runner.call(arrays)
+        return results
+
+    def run(self, sources: Sequence[Any], targets: Sequence[Any] = ()) -> list[np.ndarray]:
+        try:
+            return self._runner.run(sources, targets)
+        except GeError:
+            runner = None if targets else self._explaining()
+            if runner is None:
+                raise
+        results: list[np.ndarray] = runner.run(sources)
+        return results
 
 
 def _compiles_in_background(options: Options) -> bool:

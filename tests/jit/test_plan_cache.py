@@ -468,3 +468,27 @@ def test_a_forged_entry_for_other_shapes_is_a_miss(plan_cache: Path) -> None:
     g = ge.jit(_chain)  # the forged entry was replaced by the real plan
     np.testing.assert_array_equal(g(six, six), _chain(six, six))
     assert _entry(g)._loaded is not None
+
+
+def test_a_failing_call_on_a_hit_is_explained_as_after_a_compile() -> None:
+    """A loaded plan's kernels do not explain their failures; the call runs again on the plan
+    compiled here, which does, and the entry keeps that plan."""
+
+    def pick(x: Any, i: Any) -> Any:
+        return x[i, 1:]
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    good, bad = np.array([0, 2]), np.array([0, 3])
+    _twice(pick, x, good)
+    f = ge.jit(pick)
+    np.testing.assert_array_equal(f(x, good), x[good, 1:])
+    entry = _entry(f)
+    assert entry._loaded is not None and entry._compiled_graph is None
+    with pytest.raises(ge.error.GeError, match="holds 3 at"):
+        f(x, bad)
+    np.testing.assert_array_equal(f(x, good), x[good, 1:])
+    g = ge.jit(pick)
+    g(x, good)
+    assert _entry(g)._loaded is not None
+    with pytest.raises(ge.error.GeError, match="holds 3 at"):  # the device-address path
+        g(x, Tensor.from_numpy(bad).to_device())

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 from typing_extensions import Self
 
-from ge.error import GeError, GeTypeError, GeValueError
+from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.es import _holder_indexing
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.node import Node
@@ -117,7 +117,14 @@ class TensorHolder:
         return self._builder
 
     def _desc(self) -> TensorDesc:
-        return self._node._output_descs[self._port]
+        try:
+            return self._node._output_descs[self._port]
+        except IndexError:
+            # GE's holder of an op with no outputs "cannot be used to connect edges"
+            raise GraphError(
+                f"{self._node.name} has no output {self._port}: an op that produces no "
+                f"output returns a holder that cannot be used as an input or read as a tensor"
+            ) from None
 
     def _own_desc(self) -> TensorDesc:
         """The output desc to edit: a copy put in its place first, as a node's descs are

@@ -15,6 +15,7 @@ import numpy as np
 from ge.error import GeAttributeError, GeValueError
 from ge.es import _numpy_rules
 from ge.es.tensor_holder import TensorHolder, innermost
+from ge.es.tensor_like import check_tensor_like, to_const  # (a function-level import: ~1 µs)
 from ge.ops.registry import find_op, registry
 from ge.ops.schema import OpDef
 
@@ -54,8 +55,6 @@ def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
         theirs._check_live(verb)  # GE checks the other operand's builder first
         mine._check_live(verb)
         return other  # (one of a nested graph: ``_op`` builds there, capturing the outer one)
-    from ge.es.tensor_like import check_tensor_like, to_const  # noqa: PLC0415  (it imports us)
-
     check_tensor_like(other)
     self._builder._check_live(
         "create scalar" if isinstance(other, (int, float)) else "create constant"

@@ -39,6 +39,7 @@ from typing_extensions import Self
 
 from ge.error import GeError, GeTypeError, GeValueError, GraphError
 from ge.es import _holder_indexing
+from ge.es.tensor_like import to_const  # (not in _operand: a function-level import is ~1 µs)
 from ge.graph._dtypes import data_type_from_numpy, numpy_dtype
 from ge.graph.node import Node
 from ge.graph.tensor_desc import TensorDesc
@@ -229,8 +230,6 @@ class TensorHolder:
                     f"with one GraphBuilder"
                 )
             return value
-        from ge.es.tensor_like import to_const  # noqa: PLC0415  (tensor_like imports us)
-
         return to_const(self._builder, value, like=self.data_type)
 
     def _op(self, op_type: str, *inputs: Any, attrs: dict[str, Any] | None = None) -> TensorHolder:

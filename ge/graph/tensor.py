@@ -576,8 +576,11 @@ class Tensor:
         raw = self._bytes
         if raw is not None and self._release is None and self._donated is None:
             # Host bytes are never written in place (every change puts new bytes in place), so
-            # a copy can share them: made read-only, so that stays true.
-            raw.flags.writeable = False
+            # a copy can share them: made read-only, so that stays true (set only once: the
+            # setter costs ~4x the getter, and a builder constant is cloned per Const node).
+            flags = raw.flags
+            if flags.writeable:
+                flags.writeable = False
             return Tensor._adopt(self._desc, raw)
         twin = Tensor._from_parts(self._desc, self._host_bytes())
         if self._bytes is None and self._device_addr is None:

@@ -55,10 +55,12 @@ def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
         theirs._check_live(verb)  # GE checks the other operand's builder first
         mine._check_live(verb)
         return other  # (one of a nested graph: ``_op`` builds there, capturing the outer one)
-    check_tensor_like(other)
-    self._builder._check_live(
-        "create scalar" if isinstance(other, (int, float)) else "create constant"
-    )
+    if type(other) is not float and type(other) is not int:  # (a number passes at once)
+        check_tensor_like(other)
+    if self._builder._built:  # (what _check_live refuses; most calls need no call)
+        self._builder._check_live(
+            "create scalar" if isinstance(other, (int, float)) else "create constant"
+        )
     return to_const(self._builder, other, like=self._node._output_descs[self._port]._data_type)
 
 

@@ -6,7 +6,10 @@ registered kernel, or the elementwise kernel of its scalar body) or, for an op w
 kernel yet, one ``HostTask`` running its numpy reference on views of the device buffers.
 Graph outputs get their own buffers (a node writing exactly one graph output writes it in
 place; anything else is copied). An op in ``VIEW_OPS`` whose input is an intermediate costs
-nothing: its output is a view of the input buffer (same bytes, its own shape), with no task.
+nothing: its output is a view of the input buffer (same bytes, its own shape), with no task;
+so does one whose input is a graph input (the view is the caller's input memory each run:
+``x.reshape(...) @ w`` launches no copy), unless an op that may write in place reads either.
+A graph output is never a view (see ``_bind_outputs``).
 Finally the memory plan gives every intermediate an offset in one arena, reusing space by
 liveness (a view's reads keep its source live).
 """
@@ -156,6 +159,7 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
         return
     present = [b for b in ctx.inputs if b is not None]
     fixed = (BufferKind.INPUT, BufferKind.CONST)
+    views = ctx.plan.views  # a view of an input is as intact as the input
     # the closure holds no LowerContext: its run_subgraph would tie the plan to its compiler
     positions, attrs = _view_groups(ctx, input_groups(op, node)), ctx.attrs
     descs = list(node.output_descs)
@@ -175,7 +179,7 @@ def _explain_by_reference(ctx: LowerContext, tasks: Sequence[KernelTask | HostTa
         if not isinstance(task, KernelTask) or task.same_index_inputs or task.explain is not None:
             continue
         read = {int(b) for b in task.patch_buf}
-        if all(b in read or ctx.plan.buffers[b].kind in fixed for b in present):
+        if all(b in read or ctx.plan.buffers[views.get(b, b)].kind in fixed for b in present):
             task.explain, task.explain_buffers = explain, tuple(present)
 
 
@@ -198,10 +202,12 @@ def _copy_task(name: str, src: int, dst: int) -> HostTask:
 def _view_source(
     node: Node, plan: Plan, port_buf: dict[tuple[int, int], int], exported: set[int]
 ) -> int | None:
-    """The intermediate buffer whose bytes ``node``'s output can be, with no task: the input
-    of a ``VIEW_OPS`` node, unless it holds a graph output (those get buffers of their own)
-    or the bytes differ in type or size, or an op that may write its input in place reads the
-    source or the view (a custom op with ``mutates_args``: the other side would see it)."""
+    """The buffer whose bytes ``node``'s output can be, with no task: the input of a
+    ``VIEW_OPS`` node, an intermediate or a graph input (at run time the view is then the
+    caller's input memory, which nothing in the plan writes), unless an intermediate source
+    holds a graph output (those get buffers of their own), the bytes differ in type or size,
+    or an op that may write its input in place reads the source or the view (a custom op with
+    ``mutates_args``: the other side would see it; the caller's input must stay as given)."""
     if node.type not in VIEW_OPS or len(node.output_descs) != 1 or not node.inputs:
         return None
     edge = node.inputs[0]
@@ -210,7 +216,10 @@ def _view_source(
     src = port_buf[(id(edge[0]), edge[1])]
     root = plan.views.get(src, src)
     have = plan.buffers[root]
-    if have.kind is not BufferKind.INTERMEDIATE or root in exported or src in exported:
+    if have.kind is BufferKind.INTERMEDIATE:
+        if root in exported or src in exported:
+            return None
+    elif have.kind is not BufferKind.INPUT:
         return None
     want = spec_of(node.output_desc(0), BufferKind.INTERMEDIATE, 0)
     if want.dtype != have.dtype or want.nbytes != have.nbytes:

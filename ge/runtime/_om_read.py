@@ -229,6 +229,30 @@ def _plan(
     return PlanData(buffers, tasks, inputs, outputs, consts, views, arena, subplans)
 
 
+def _check_view(
+    spec: BufferData,
+    at: str,
+    source: int,
+    views: Mapping[int, int],
+    buffers: Sequence[BufferData],
+) -> None:
+    """A view (an intermediate; at run time it is where its source is) names an intermediate
+    or an input of the same ``nbytes`` and ``index``, which is not a view itself (no chains,
+    no cycles)."""
+    src = buffers[source]
+    if src.kind not in (BufferKind.INTERMEDIATE, BufferKind.INPUT) or source in views:
+        what = "a view" if source in views else f"a {src.kind.value} buffer"
+        raise ModelFormatError(
+            f"{at} is a view of buffer {source}, which is {what}; a view's source is an "
+            f"intermediate or an input that is not a view"
+        )
+    if src.nbytes != spec.nbytes or src.index != spec.index:
+        raise ModelFormatError(
+            f"{at} is a view of buffer {source}, which differs in size or index "
+            f"({spec.nbytes} bytes at {spec.index}; the source {src.nbytes} at {src.index})"
+        )
+
+
 def _check_buffer(
     spec: BufferData,
     b: int,
@@ -240,20 +264,18 @@ def _check_buffer(
     weights: list[np.ndarray],
 ) -> None:
     at = f"{where}.buffers[{b}]"
+    source = views.get(b)
     if spec.kind is BufferKind.INTERMEDIATE:
-        if spec.index + spec.nbytes > arena:
+        if source is not None:
+            _check_view(spec, at, source, views, buffers)
+        if (source is None or buffers[source].kind is BufferKind.INTERMEDIATE) and (
+            spec.index + spec.nbytes > arena
+        ):
             raise ModelFormatError(
                 f"{at} spans [{spec.index}, {spec.index + spec.nbytes}) of an arena of "
                 f"{arena} bytes"
             )
-        source = views.get(b)
-        if source is not None:
-            src = buffers[source]
-            if src.kind is not BufferKind.INTERMEDIATE or src.nbytes != spec.nbytes:
-                raise ModelFormatError(
-                    f"{at} is a view of buffer {source}, which differs in size or kind"
-                )
-    elif b in views:
+    elif source is not None:
         raise ModelFormatError(f"{at} is a {spec.kind.value} buffer; only intermediates are views")
     if spec.kind is BufferKind.CONST:
         w = consts.get(b)

@@ -101,7 +101,12 @@ class PlanRunner:
         self.size = at + _aligned(plan.arena_size)
         self._base = plan.addresses([0] * len(plan.inputs), [0] * len(plan.outputs), 0)
         kinds = [spec.kind for spec in buffers]
-        self._inter = np.array([b for b, k in enumerate(kinds) if k is BufferKind.INTERMEDIATE])
+        self._inter = np.array(
+            [b for b, k in enumerate(kinds) if k is BufferKind.INTERMEDIATE and b not in plan.views]
+        )
+        # views, placed where their sources are once those are (a source is never a view)
+        self._views = np.array(list(plan.views), np.int64)
+        self._view_sources = np.array(list(plan.views.values()), np.int64)
         self._inputs = np.asarray(plan.inputs, np.int64)
         self._outputs = np.array(
             [b for b in plan.outputs if kinds[b] is BufferKind.OUTPUT], np.int64
@@ -124,10 +129,13 @@ class PlanRunner:
         """Whether output ``output`` may be written over input ``slot``'s memory (buffer
         donation): every task reading the input runs before the first task writing the
         output, or is that task and reads each element before writing it (elementwise)."""
-        src, dst = self.plan.inputs[slot], self.plan.outputs[output]
-        tasks = self.plan.tasks
-        reads = [t for t, task in enumerate(tasks) if src in buffers_of(task)]
-        writes = [t for t, task in enumerate(tasks) if dst in buffers_of(task)]
+        plan = self.plan
+        src, dst = plan.inputs[slot], plan.outputs[output]
+        srcs = {src} | {v for v, s in plan.views.items() if s == src}  # a view reads its source
+        dsts = {dst} | {v for v, s in plan.views.items() if s == dst}
+        tasks = plan.tasks
+        reads = [t for t, task in enumerate(tasks) if srcs & buffers_of(task)]
+        writes = [t for t, task in enumerate(tasks) if dsts & buffers_of(task)]
         if not writes:
             return False
         if not reads:
@@ -136,10 +144,12 @@ class PlanRunner:
         if last_read < first_write:
             return True
         task = tasks[first_write]
+        # a view's elements are its source's in the same order: reading one element before
+        # writing it holds for a view as for its source
         return (
             last_read == first_write
             and isinstance(task, KernelTask)
-            and src in task.same_index_inputs
+            and all(b in task.same_index_inputs for b in srcs & buffers_of(task))
         )
 
     def _acquire(self) -> _Workspace:
@@ -424,7 +434,8 @@ def _direct_slots(plan: Plan) -> _Direct:
     """Inputs and outputs large enough to use in place: those no host task touches as they
     are, large inputs that host tasks read (a BLAS matmul's operands) by lending their memory
     to the device for the run (host tasks check device ranges)."""
-    host = {b for t in plan.tasks if isinstance(t, HostTask) for b in t.buffers}
+    views = plan.views  # a host task reading a view reads its source's memory
+    host = {views.get(b, b) for t in plan.tasks if isinstance(t, HostTask) for b in t.buffers}
     big = {b for b, spec in enumerate(plan.buffers) if spec.nbytes >= DIRECT_BYTES}
     inputs = [k for k, b in enumerate(plan.inputs) if b in big and b not in host]
     lent = [k for k, b in enumerate(plan.inputs) if b in big and b in host]
@@ -445,6 +456,7 @@ class _Workspace:
         addrs[runner._outputs] = runner._output_offsets + addr
         self.inputs = [addr + at for at in runner.input_offsets]
         addrs[runner._inputs] = self.inputs
+        addrs[runner._views] = addrs[runner._view_sources]
         self.outputs = [addr + at for at in runner.output_offsets]  # their workspace homes
         self.current = list(self.outputs)
         # the last result array of each large output, with its address (see _place_outputs)

@@ -526,9 +526,12 @@ class Plan:
     outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
     const_names: dict[int, str] = field(default_factory=dict)  # buffer id -> its Const node
-    # intermediate buffer -> the intermediate whose bytes it is under another shape (a
-    # Reshape's output, like a numpy view): no task writes it, and the memory plan keeps the
-    # source's bytes as long as the view is read
+    # intermediate buffer -> the buffer whose bytes it is under another shape (a Reshape's
+    # output, like a numpy view): an intermediate, or a graph input (a view of the caller's
+    # input, never written: see ``ge.compiler.lower``). No task writes a view; at run time it
+    # is at its source's address (``addresses``, ``BoundPlan.set_buffer``), and the memory
+    # plan keeps an intermediate source's bytes as long as the view is read. Never a chain: a
+    # source is not itself a view
     views: dict[int, int] = field(default_factory=dict)
     arena_size: int = 0
     # what the data host tasks of control flow run: ``plan`` / ``plans`` parameters index it
@@ -563,6 +566,8 @@ class Plan:
         for buf, addr in zip(self.outputs, outputs, strict=True):
             if self.buffers[buf].kind is BufferKind.OUTPUT:
                 addrs[buf] = addr
+        for view, source in self.views.items():  # a view is where its source is
+            addrs[view] = addrs[source]
         return addrs
 
     def as_text(self) -> str:
@@ -617,6 +622,10 @@ class Program:
         # a dropped plan's constants alive until the next cyclic collection
         self.tasks = plan.tasks
         self.buffers = plan.buffers
+        # source buffer -> its views, which move with it (``BoundPlan.set_buffer``)
+        self.followers: dict[int, list[int]] = {}
+        for view, source in plan.views.items():
+            self.followers.setdefault(source, []).append(view)
         self.functions: list[KernelFunction | None] = []
         for task in plan.tasks:
             try:
@@ -725,7 +734,12 @@ class BoundPlan:
         ]
 
     def set_buffer(self, buf: int, addr: int) -> None:
-        """Move buffer ``buf`` to ``addr`` for the next runs."""
+        """Move buffer ``buf`` to ``addr`` for the next runs, and its views with it."""
+        self._move(buf, addr)
+        for view in self.program.followers.get(buf, ()):
+            self._move(view, addr)
+
+    def _move(self, buf: int, addr: int) -> None:
         self.addrs[buf] = addr
         for pos, off in self._patches.get(buf, ()):
             self.args[pos] = addr + off

@@ -492,3 +492,28 @@ def test_a_failing_call_on_a_hit_is_explained_as_after_a_compile() -> None:
     assert _entry(g)._loaded is not None
     with pytest.raises(ge.error.GeError, match="holds 3 at"):  # the device-address path
         g(x, Tensor.from_numpy(bad).to_device())
+
+
+@pytest.mark.slow
+def test_a_plan_compiled_in_the_background_is_stored_at_the_switch(
+    worker: Any, monkeypatch: pytest.MonkeyPatch, plan_cache: Path
+) -> None:
+    from ge.compiler.kernels import _codegen
+
+    monkeypatch.setenv("GE_JIT_BACKGROUND", "1")
+    monkeypatch.setattr(_codegen, "_CACHE", {})  # as a new process: nothing loaded yet
+
+    def f(x: Any) -> Any:
+        return np.tanh(x) * 1.625 + x  # kernels no other test of the module compiles
+
+    x = np.linspace(-2, 2, 33, dtype=np.float32)
+    want = np.tanh(x) * np.float32(1.625) + x
+    jitted = ge.jit(f)
+    np.testing.assert_array_equal(jitted(x), want)  # the reference, while the worker compiles
+    assert _entry(jitted).job is not None and _plans(plan_cache) == []
+    assert ge.jit.wait_for_compiles(180.0)
+    np.testing.assert_allclose(jitted(x), want, rtol=2e-6, atol=2e-6)  # switched: stored
+    assert _entry(jitted).job is None and len(_plans(plan_cache)) == 1
+    again = ge.jit(f)
+    np.testing.assert_allclose(again(x), want, rtol=2e-6, atol=2e-6)
+    assert _entry(again)._loaded is not None and _entry(again).job is None

@@ -9,8 +9,10 @@ costs a few dozen Python calls; a run of the execute path must cost as few as it
 plan builds a loan once and every run re-points it:
 
 * ``open(addrs, stream)`` writes this run's buffer addresses into the Tensors, puts back the
-  shapes and formats the plan fixed (a callback may have edited a live view: edits never leak
-  into the next run), clears the context's per-run state and makes every object usable;
+  shapes and formats the plan fixed when a callback edited a live view (every mutator of a
+  view marks the loan's lease ``edited``, ``ge.runtime._checks._edit``: edits never leak into
+  the next run, and a run that edited nothing restores nothing), clears the context's
+  per-run state and makes every object usable;
 * ``close()`` expires them all at once (one flag per lease, no object is made), frees the
   run's workspaces and says whether the loan can be lent again.
 
@@ -99,18 +101,17 @@ def _family(tensor: Tensor) -> tuple[Any, ...]:
     return (tensor, shape, shape._origin, shape._storage, form, form._expand)
 
 
-# what open() writes back into one Tensor: (tensor, buffer, origin Shape, storage Shape,
-# dims, StorageFormat, origin format, storage format, ExpandDimsType, rule size, rule mask)
-_Record = tuple[Tensor, int, Any, Any, list[int], StorageFormat, Any, Any, Any, int, int]
+# what open() writes back into one Tensor after a run that edited a view: (origin Shape,
+# storage Shape, dims, StorageFormat, origin format, storage format, ExpandDimsType, rule
+# size, rule mask)
+_Record = tuple[Any, Any, list[int], StorageFormat, Any, Any, Any, int, int]
 
 
 def _record(tensor: Tensor, lent: LentTensor) -> _Record:
-    buf, dims, _, fmt, _ = lent
+    _, dims, _, fmt, _ = lent
     shape, form = tensor._shape, tensor._format
     rule = fmt._expand
     return (
-        tensor,
-        buf,
         shape._origin,
         shape._storage,
         list(dims),
@@ -137,6 +138,8 @@ class Loan:
         "_family",
         "_nones",
         "_records",
+        "_slots",
+        "_tensors",
         "args",
         "ctx",
         "inputs",
@@ -167,6 +170,8 @@ class Loan:
         lent = [*self.inputs, *views, *tensors.values()]
         templates = [*spec.inputs, *spec.outputs, *spec.tensor_attrs.values()]
         self._records = [_record(t, s) for t, s in zip(lent, templates, strict=True)]
+        self._tensors = [(t, s[0]) for t, s in zip(lent, templates, strict=True)]
+        self._slots = list(zip(slots, views, strict=True))
         self._family = [self.ctx, self._attrs, *(v for t in lent for v in _family(t))]
         self.args: tuple[Any, ...] | None = None
         self.kwargs: dict[str, Any] = dict(zip(spec.attr_names, values, strict=True))
@@ -196,17 +201,26 @@ class Loan:
         return int(block.addr)
 
     def open(self, addrs: np.ndarray, stream: int) -> None:
-        """Point the loan at this run's buffers and stream and make it usable."""
-        for tensor, buf, origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
-            tensor._addr = addrs.item(buf)
+        """Point the loan at this run's buffers and stream and make it usable (the shapes
+        and formats put back only if the last run edited a view)."""
+        item = addrs.item
+        for tensor, buf in self._tensors:
+            tensor._addr = item(buf)
+        for slot, view in self._slots:
+            slot.addr = view._addr
+        lease, ctx = self.lease, self.ctx
+        if lease.edited:
+            self._restore()
+        ctx._stream = stream
+        lease.alive = ctx._alive = self._attrs._alive = True
+
+    def _restore(self) -> None:
+        """Put back every shape and format the plan fixed (a callback edited a view)."""
+        for origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
             origin._dims[:] = dims
             storage._dims[:] = dims
             form._origin, form._storage, rule._size, rule._mask = fo, fs, size, mask
-        ctx = self.ctx
-        for slot, view in zip(ctx._outputs, ctx._views):  # noqa: B905  (one per output)
-            slot.addr = view._addr  # type: ignore[union-attr]
-        ctx._stream = stream
-        self.lease.alive = ctx._alive = self._attrs._alive = True
+        self.lease.edited = False
 
     def close(self) -> bool:
         """Expire everything lent, free the run's workspaces; whether the loan may be lent

@@ -22,12 +22,24 @@ _INT64_MAX = (1 << 63) - 1
 
 
 class _Lease:
-    """The loan of a Tensor to one callback; shared by the tensor and every view of it."""
+    """The loan of a Tensor to one callback; shared by the tensor and every view of it.
+    ``edited`` is set by every mutator of a view that holds it (``_edit``): a lender that
+    re-lends the same views (``ge.custom_op._loan``) restores shapes and formats only then."""
 
-    __slots__ = ("alive",)
+    __slots__ = ("alive", "edited")
 
     def __init__(self) -> None:
         self.alive = True
+        self.edited = False
+
+
+def _edit(lease: _Lease | None, what: str) -> None:
+    """Before a mutator of a ``what`` view changes it: raise if its lease expired, else mark
+    the lease edited."""
+    if lease is not None:
+        if not lease.alive:
+            _expired(what)
+        lease.edited = True
 
 
 def _check_lease(lease: _Lease | None, what: str) -> None:

@@ -16,6 +16,7 @@ from ge.runtime._checks import (
     _check_index,
     _check_int,
     _check_lease,
+    _edit,
     _expired,
     _Lease,
     _type_name,
@@ -95,13 +96,11 @@ class ExpandDimsType:
 
     def set_expand_index(self, index: int) -> None:
         """Mark dim ``index`` of the expanded shape as inserted (``0 <= index < 56``)."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("ExpandDimsType")
+        _edit(self._lease, "ExpandDimsType")
         self._mask |= 1 << _check_index(index, MAX_EXPAND_SIZE, "expand index")
 
     def _assign(self, other: ExpandDimsType) -> None:
-        if self._lease is not None and not self._lease.alive:
-            _expired("ExpandDimsType")
+        _edit(self._lease, "ExpandDimsType")
         other._check()
         self._size, self._mask = other._size, other._mask
 
@@ -211,25 +210,21 @@ class StorageFormat:
 
     def set_origin_format(self, origin_format: Format) -> None:
         """Set the logical layout."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("StorageFormat")
+        _edit(self._lease, "StorageFormat")
         self._origin = _check_format(origin_format, "origin_format")
 
     def set_storage_format(self, storage_format: Format) -> None:
         """Set the layout in memory."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("StorageFormat")
+        _edit(self._lease, "StorageFormat")
         self._storage = _check_format(storage_format, "storage_format")
 
     def set_expand_dims_type(self, expand_dims_type: ExpandDimsType) -> None:
         """Copy ``expand_dims_type`` into this format's rule."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("StorageFormat")
+        _edit(self._lease, "StorageFormat")
         self._expand._assign(_check_expand(expand_dims_type))
 
     def _assign(self, other: StorageFormat) -> None:
-        if self._lease is not None and not self._lease.alive:
-            _expired("StorageFormat")
+        _edit(self._lease, "StorageFormat")
         self._origin = other.origin_format
         self._storage = other.storage_format
         self._expand._assign(other.expand_dims_type)

@@ -14,6 +14,7 @@ from ge.runtime._checks import (
     _check_dim_count,
     _check_index,
     _check_lease,
+    _edit,
     _expired,
     _Lease,
     _type_name,
@@ -43,6 +44,11 @@ class Shape:
     def _live(self) -> list[int]:
         if self._lease is not None and not self._lease.alive:
             _expired("Shape")
+        return self._dims
+
+    def _edited(self) -> list[int]:
+        """The dims, for a mutator to change (the lease is marked edited)."""
+        _edit(self._lease, "Shape")
         return self._dims
 
     @property
@@ -88,13 +94,13 @@ class Shape:
 
     def set_dim(self, index: int, value: int) -> None:
         """Set dim ``index`` (which must already exist) to ``value``."""
-        dims = self._live()
+        dims = self._edited()
         position = _check_index(index, len(dims), "dim index")
         dims[position] = _check_dim(value)
 
     def append_dim(self, value: int) -> Self:
         """Add a trailing dim and return ``self``; ``ValueError`` past 25 dims."""
-        dims = self._live()
+        dims = self._edited()
         dim = _check_dim(value)
         _check_dim_count(len(dims) + 1)
         dims.append(dim)
@@ -102,10 +108,10 @@ class Shape:
 
     def set_scalar(self) -> None:
         """Drop every dim."""
-        self._live().clear()
+        self._edited().clear()
 
     def _assign(self, dims: list[int]) -> None:
-        self._live()[:] = dims
+        self._edited()[:] = dims
 
     def _bind(self, lease: _Lease) -> None:
         self._lease = lease

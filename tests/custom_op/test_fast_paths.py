@@ -322,3 +322,95 @@ def test_lists_a_callback_mutates_are_fresh_in_the_next_run(op_type: str) -> Non
         assert seen == [(2, [1, 2], [1, 2])] * 3
     finally:
         GeApi.ge_finalize()
+
+
+# --- the edited flag: a loan puts back shapes and formats only after a run that edited one ---
+EDITS: dict[str, Callable[[Tensor, Tensor], object]] = {
+    # one mutator of one lent view -> applied in the first run only
+    "Shape.set_dim": lambda x, out: x.storage_shape.set_dim(0, 9),
+    "Shape.append_dim": lambda x, out: x.origin_shape.append_dim(3),
+    "Shape.set_scalar": lambda x, out: out.storage_shape.set_scalar(),
+    "StorageShape.set_origin_shape": lambda x, out: x.shape.set_origin_shape([2, 2]),
+    "StorageShape.set_storage_shape": lambda x, out: out.shape.set_storage_shape([1, 4]),
+    "StorageFormat.set_origin_format": lambda x, out: x.format.set_origin_format(
+        Format.FORMAT_NCHW
+    ),
+    "StorageFormat.set_storage_format": lambda x, out: out.format.set_storage_format(
+        Format.FORMAT_NHWC
+    ),
+    "StorageFormat.set_expand_dims_type": lambda x, out: x.format.set_expand_dims_type(
+        ExpandDimsType("1010")
+    ),
+    "ExpandDimsType.set_expand_index": lambda x, out: out.expand_dims_type.set_expand_index(2),
+}
+
+
+def _layout(t: Tensor) -> tuple[Any, ...]:
+    rule = t.expand_dims_type
+    return (
+        t.origin_shape.dims,
+        t.storage_shape.dims,
+        t.origin_format,
+        t.storage_format,
+        rule.full_size,
+        [rule.is_expand_index(i) for i in range(4)],
+    )
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edit_in_one_run_is_undone_for_every_later_run(
+    op_type: str, edit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each mutator marks the loan edited: the run after the edit gets the plan's shapes and
+    formats back (one restore), and the runs after that, which edit nothing, restore nothing
+    and still see them."""
+    from ge.custom_op._loan import Loan
+
+    restores: list[int] = []
+    original = Loan._restore
+
+    def counted(self: Loan) -> None:
+        restores.append(1)
+        original(self)
+
+    monkeypatch.setattr(Loan, "_restore", counted)
+    seen: list[tuple[Any, ...]] = []
+
+    def body(ctx: Any, x: Tensor, out: Tensor) -> None:
+        seen.append((_layout(x), _layout(out)))
+        if len(seen) == 1:
+            EDITS[edit](x, out)
+
+    session = _unary_execute(op_type, body)
+    try:
+        for seed in range(4):
+            _run_checked(session, seed)
+            assert len(restores) == (0 if seed == 0 else 1), f"run {seed}"
+        plan = ([4], [4], Format.FORMAT_ND, Format.FORMAT_ND, 0, [False] * 4)
+        assert seen == [(plan, plan)] * 4
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_a_refused_edit_of_an_expired_view_changes_nothing(op_type: str) -> None:
+    """A mutator called on a view kept past its run raises the borrowed-object error and
+    neither edits the view nor marks the loan (which is retired anyway: the view was kept)."""
+    kept: list[Tensor] = []
+    seen: list[list[int]] = []
+
+    def body(ctx: Any, x: Tensor, out: Tensor) -> None:
+        seen.append(x.storage_shape.dims)
+        if not kept:
+            kept.append(x)
+
+    session = _unary_execute(op_type, body)
+    try:
+        _run_checked(session, 0)
+        shape = kept[0]._shape._storage
+        with pytest.raises(RuntimeError, match="borrowed for a custom-op callback"):
+            shape.set_dim(0, 7)
+        assert shape._dims == [4] and not kept[0]._lease.edited
+        _run_checked(session, 1)
+        assert seen == [[4], [4]]
+    finally:
+        GeApi.ge_finalize()

@@ -25,7 +25,8 @@ from ge._device.memory import DeviceMemoryError, device_memory
 from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime import _launcher
-from ge.runtime.stream import Stream, resolve_stream
+from ge.runtime._launcher_ir import _MOVED, _MOVED_BASE
+from ge.runtime.stream import _STREAMS, Stream, resolve_stream
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -261,18 +262,50 @@ def launch_kernel(
             pass
         else:
             address = packed.buffer_info()[0]
-            target = resolve_stream(stream)
+            ref = _STREAMS.get(stream) if type(stream) is int else None  # a handle's stream
+            target = (ref() if ref is not None else None) or resolve_stream(stream)
             if type(target) in INLINE_STREAMS:  # it runs work at once: no task to queue
                 if target._error is None:  # later work is skipped behind a failure
-                    try:
-                        _run_packed(function, block_dim, packed, address)
-                    except Exception as e:  # kept for synchronize(), as submit keeps it
-                        target._error, target._failed_task = e, function.label
+                    # _run_packed written out: one try on the native pool, when it runs
+                    mark = function.failure_mark()
+                    pool = _launcher._pool
+                    status = (
+                        _MOVED_BASE
+                        if pool is None
+                        else pool.launch(pool.address, function.status_address, block_dim, address)
+                    )
+                    if status:
+                        _finish_inline(target, function, block_dim, packed, mark, status)
                 return
             run = functools.partial(_run_packed, function, block_dim, packed, address)
             target.submit(run, name=function.label)
             return
     _launch_checked(function, block_dim, stream, args)
+
+
+def _finish_inline(
+    target: Stream,
+    function: KernelFunction,
+    block_dim: int,
+    packed: array.array[int],
+    mark: int,
+    status: int,
+) -> None:
+    """The rest of an inline launch whose try on the native pool returned ``status`` != 0:
+    run it where it did not run (no pool yet, the caller moved to another CPU, no native
+    pool here) and keep a failure for ``synchronize()``, as ``submit`` keeps it."""
+    address = packed.buffer_info()[0]
+    try:
+        if status < _MOVED:  # nothing ran
+            try:
+                status = _launcher.launch(function.status_address, block_dim, address)
+            except GeError as e:
+                status = _run_on_python_threads(function, block_dim, address, e)
+        if status:
+            args = np.frombuffer(memoryview(packed), np.int64)
+            raise GeError(describe_failure(function.name, status, args, mark))
+    except Exception as e:
+        target._error, target._failed_task = e, function.label
 
 
 # Stream classes whose submit() runs the work at once on the queueing thread, keeping a

@@ -414,3 +414,100 @@ def test_a_refused_edit_of_an_expired_view_changes_nothing(op_type: str) -> None
         assert seen == [[4], [4]]
     finally:
         GeApi.ge_finalize()
+
+
+# --- launch_kernel on the execute path's inline stream (ge.runtime._launch) -------------------
+def _inline_add_one(stream_arg: Callable[[Any], object], block_dim: int = 2) -> list[float]:
+    """x = 1 + 1 by one launch on a fresh inline stream (passed as ``stream_arg(stream)``),
+    synchronized; x's values."""
+    from ge.custom_op._eager import _InlineStream
+
+    block = runtime.malloc(16)
+    try:
+        runtime.memcpy_h2d(block.addr, np.ones(4, np.float32))
+        stream = _InlineStream()
+        fn = kernel("add_one_in_place")
+        runtime.launch_kernel(fn, block_dim, stream_arg(stream), [block.addr, 4])  # type: ignore[arg-type]
+        stream.synchronize()
+        out = np.empty(4, np.float32)
+        runtime.memcpy_d2h(out, block.addr)
+        return list(out.tolist())
+    finally:
+        runtime.free(block)
+
+
+@pytest.mark.parametrize("as_handle", [True, False])
+def test_an_inline_launch_runs_at_once_and_keeps_a_failure(as_handle: bool) -> None:
+    from ge.custom_op._eager import _InlineStream
+
+    def pick(s: Any) -> object:
+        return s.handle if as_handle else s
+
+    assert _inline_add_one(pick) == [2.0] * 4
+    stream = _InlineStream()
+    block = runtime.malloc(16)
+    try:
+        runtime.memcpy_h2d(block.addr, np.ones(4, np.float32))
+        fn = kernel("add_one_in_place")
+        runtime.launch_kernel(fn, 2, pick(stream), [0x40, 4])  # type: ignore[arg-type]
+        runtime.launch_kernel(fn, 2, pick(stream), [block.addr, 4])  # type: ignore[arg-type]
+        with pytest.raises(GeError, match=r"kernel add_one_in_place failed: .*args\[0\]"):
+            stream.synchronize()
+        out = np.empty(4, np.float32)
+        runtime.memcpy_d2h(out, block.addr)
+        assert out.tolist() == [1.0] * 4  # the launch behind the failure was skipped
+        runtime.launch_kernel(fn, 2, pick(stream), [block.addr, 4])  # type: ignore[arg-type]
+        stream.synchronize()  # reported once: the stream runs again
+        runtime.memcpy_d2h(out, block.addr)
+        assert out.tolist() == [2.0] * 4
+    finally:
+        runtime.free(block)
+    with pytest.raises(GeError, match="names no live stream"):
+        runtime.launch_kernel(kernel("add_one_in_place"), 1, 2**60, [0, 4])
+
+
+def test_an_inline_launch_the_native_pool_did_not_run_runs_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first try that ran nothing (the caller moved to another CPU; no pool started yet)
+    goes through ``_launcher.launch``; with no native pool here, through the Python pool."""
+    from ge.runtime import _launcher
+    from ge.runtime._launcher_ir import _MOVED_BASE
+
+    real = _launcher._pool or _launcher._require()
+    tries: list[int] = []
+
+    class _Moved:
+        address = real.address
+
+        def launch(self, *args: int) -> int:
+            tries.append(1)
+            return _MOVED_BASE - 3
+
+    launched: list[int] = []
+
+    def launch(status_fn: int, block_dim: int, args: int) -> int:
+        launched.append(block_dim)
+        return int(real.launch(real.address, status_fn, block_dim, args))
+
+    monkeypatch.setattr(_launcher, "launch", launch)
+    monkeypatch.setattr(_launcher, "_pool", _Moved())
+    assert _inline_add_one(lambda s: s.handle) == [2.0] * 4
+    assert tries == [1] and launched == [2]
+    monkeypatch.setattr(_launcher, "_pool", None)
+    assert _inline_add_one(lambda s: s) == [2.0] * 4
+    assert launched == [2, 2]
+
+    def unavailable(status_fn: int, block_dim: int, args: int) -> int:
+        raise GeError("no native pool")
+
+    monkeypatch.setattr(_launcher, "launch", unavailable)
+    monkeypatch.setattr(_launcher, "available", lambda: False)
+    assert _inline_add_one(lambda s: s, block_dim=3) == [2.0] * 4
+    monkeypatch.setattr(_launcher, "available", lambda: True)  # the refusal is the error
+    from ge.custom_op._eager import _InlineStream
+
+    stream = _InlineStream()
+    runtime.launch_kernel(kernel("add_one_in_place"), 1, stream, [0, 4])
+    with pytest.raises(GeError, match="no native pool"):
+        stream.synchronize()

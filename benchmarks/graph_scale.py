@@ -17,16 +17,20 @@ now (not found in the disk kernel cache). Flat µs/node from 1k to 100k is the g
 
 The (gc) column is the part of build spent in cyclic garbage collections, and obj the
 GC-tracked objects each node of the built graph keeps alive: what every full collection walks,
-so the build cost per node grows with it as the graph outgrows the CPU caches.
+so the build cost per node grows with it as the graph outgrows the CPU caches. With
+``--calls``, ``calls`` is the Python function calls per node of a second build of the same
+graph (counted with ``sys.setprofile``, untimed): a count that other processes' load does not
+change, unlike the seconds.
 
 Run: python benchmarks/graph_scale.py [--sizes 1000,10000,100000] [--cases chain,wide]
-     [--steady-repeat 5] [--no-lower]
+     [--steady-repeat 5] [--no-lower] [--calls]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,6 +106,7 @@ class Row:
     compile: float
     build_gc: float = 0.0  # of ``build``: in cyclic garbage collections
     tracked: float = 0.0  # GC-tracked objects per node the built graph keeps (what gc walks)
+    calls: float = float("nan")  # Python function calls per node of the build (``--calls``)
     lower: float = float("nan")
     first: float = float("nan")
     steady: float = float("nan")
@@ -122,6 +127,24 @@ class _GcClock:
             self._start = time.perf_counter()
         else:
             self.seconds += time.perf_counter() - self._start
+
+
+def build_calls(case: str, n: int) -> float:
+    """Python function calls per node of building ``case`` at ``n`` nodes (C calls are not
+    counted: ``sys.setprofile`` reports them as ``c_call``)."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        graph, _ = CASES[case](n)
+    finally:
+        sys.setprofile(None)
+    return count / len(graph.get_direct_nodes())
 
 
 def measure(case: str, n: int, lower: bool, repeat: int) -> Row:
@@ -166,14 +189,15 @@ def print_table(rows: list[Row]) -> None:
     print(
         f"{'case':10} {'nodes':>7} | {'build s':>8} {'compile s':>9} {'lower s':>8} "
         f"{'1st run s':>9} {'steady ms':>9} | {'build':>7} {'(gc)':>6} {'compile':>7} "
-        f"{'lower':>7} µs/node | {'obj':>5} | {'tasks':>6} {'kernels':>7} {'built':>5}"
+        f"{'lower':>7} µs/node | {'obj':>5} {'calls':>5} | {'tasks':>6} {'kernels':>7} "
+        f"{'built':>5}"
     )
     for r in rows:
         print(
             f"{r.case:10} {r.nodes:7d} | {r.build:8.3f} {r.compile:9.3f} {r.lower:8.3f} "
             f"{r.first:9.3f} {r.steady * 1e3:9.3f} | {_us(r.build, r.nodes)} "
             f"{_us(r.build_gc, r.nodes)[1:]} {_us(r.compile, r.nodes)} "
-            f"{_us(r.lower, r.nodes)}         | {r.tracked:5.1f} | "
+            f"{_us(r.lower, r.nodes)}         | {r.tracked:5.1f} {r.calls:5.1f} | "
             f"{r.tasks:6d} {r.kernels:7d} {r.built:5d}",
             flush=True,
         )
@@ -185,6 +209,9 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--steady-repeat", type=int, default=5)
     parser.add_argument("--no-lower", action="store_true", help="build and compile only")
+    parser.add_argument(
+        "--calls", action="store_true", help="count Python calls per node of each build"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     cases = args.cases.split(",")
@@ -194,7 +221,10 @@ def main() -> None:
     rows = []
     for case in cases:
         for n in sizes:
-            rows.append(measure(case, n, not args.no_lower, args.steady_repeat))
+            row = measure(case, n, not args.no_lower, args.steady_repeat)
+            if args.calls:
+                row.calls = build_calls(case, n)
+            rows.append(row)
             print(f"  ... {case} {n}: done", flush=True)
     print_table(rows)
 

@@ -41,7 +41,6 @@ import hashlib
 import logging
 import os
 import sys
-from collections.abc import Callable
 from enum import Enum
 from functools import cache
 from pathlib import Path
@@ -93,7 +92,9 @@ def plan_key(graph: Graph, options: Options) -> str | None:
     settings = {k: v for k, v in options.as_dict().items() if k not in _NOT_IN_KEY}
     digest.update(repr(sorted(settings.items())).encode())
     try:
-        _GraphText(digest.update).graph(graph)
+        text = _GraphText()
+        text.graph(graph)
+        digest.update(text.digest())
     except _UncacheableError:
         return None
     except Exception as e:  # a value that cannot be read (a freed tensor): just not cached
@@ -146,84 +147,107 @@ def _source(root: Path | None = None) -> str:
     return hashlib.sha256("\n".join(entries).encode()).hexdigest()
 
 
+_PLAIN = (type(None), bool, int, float, str)
+
+
 class _GraphText:
-    """Feeds an exact, unambiguous text of a graph to ``write`` (a digest's ``update``)."""
+    """An exact, unambiguous text of a graph, as parts: each the ``repr`` of a tuple of
+    plain values (which escapes the separator ``\x1e``), a constant's bytes by their SHA-256.
+    Descs are written once per object (ports share their producer's)."""
 
-    def __init__(self, write: Callable[[bytes], None]) -> None:
-        self.write = write
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self._descs: dict[int, str] = {}
 
-    def text(self, *parts: str) -> None:
-        self.write("\x1f".join(parts).encode() + b"\x1e")
+    def digest(self) -> bytes:
+        return "\x1e".join(self.parts).encode()
 
     def graph(self, graph: Graph) -> None:
-        self.text("graph", graph.name)
+        parts = self.parts
+        parts.append(repr(("graph", graph.name)))
         for node in graph._nodes.values():
             self.node(node)
-        self.text("outputs", *(f"{n.name}:{p}" for n, p in graph._outputs))
+        parts.append(repr(("outputs", tuple((n.name, p) for n, p in graph._outputs))))
         self.attrs(graph._attrs)
         for name, sub in graph._subgraphs.items():
-            self.text("subgraph", name)
+            parts.append(repr(("subgraph", name)))
             self.graph(sub)
-        self.text("end", graph.name)
+        parts.append(repr(("end", graph.name)))
 
     def node(self, node: Node) -> None:
         op = node.op
         if op is None or op.source != "ge":
             raise _UncacheableError(node.type)
-        inputs = ("-" if e is None else f"{e[0].name}:{e[1]}" for e in node.inputs)
-        self.text("node", node.name, node.type, *inputs)
-        self.text("control", *(n.name for n in node.control_inputs))
-        self.text("ports", *node.input_names, "|", *node.output_names)
-        self.text("subgraphs", *node.subgraph_names)
+        inputs = tuple(None if e is None else (e[0].name, e[1]) for e in node.inputs)
+        self.parts.append(
+            repr(
+                (
+                    node.name,
+                    node.type,
+                    inputs,
+                    tuple(n.name for n in node.control_inputs),
+                    tuple(node.input_names),
+                    tuple(node.output_names),
+                    tuple(node.subgraph_names),
+                    tuple(self.desc(d) for d in node.input_descs),
+                    tuple(self.desc(d) for d in node.output_descs),
+                )
+            )
+        )
         self.attrs(node.attr_values)
-        for desc in node.input_descs:
-            self.desc(desc)
-        self.text("out")
-        for desc in node.output_descs:
-            self.desc(desc)
 
     def attrs(self, attrs: Any) -> None:
         for name in sorted(attrs):
-            self.text("attr", name)
+            self.parts.append(repr(("attr", name)))
             self.value(attrs[name])
 
-    def desc(self, desc: TensorDesc) -> None:
-        self.text(
-            "desc",
-            repr(list(desc._shape)),
-            desc._data_type.name,
-            desc._format.name,
-            repr(list(desc._origin_shape or ())),
-            desc._origin_format.name,
+    def desc(self, desc: TensorDesc) -> str:
+        """The desc's text (its index among the parts written: a desc is written once)."""
+        known = self._descs.get(id(desc))
+        if known is not None:
+            return known
+        self.parts.append(
+            repr(
+                (
+                    "desc",
+                    tuple(desc._shape),
+                    int(desc._data_type),
+                    int(desc._format),
+                    tuple(desc._origin_shape or ()),
+                    int(desc._origin_format),
+                )
+            )
         )
         self.attrs(desc._attrs or {})
+        text = self._descs[id(desc)] = f"d{len(self.parts)}"
+        return text
 
     def value(self, value: Any) -> None:
+        parts = self.parts
         if isinstance(value, AttrValue):
-            self.text("av", str(int(value.type)))
+            parts.append(repr(("av", int(value.type))))
             self.value(value.value)
-        elif value is None or type(value) in (bool, int, float, str):
-            self.text(type(value).__name__, repr(value))
+        elif type(value) in _PLAIN or isinstance(value, Enum):
+            parts.append(repr((type(value).__name__, value)))
         elif isinstance(value, bytes):
-            self.text("bytes", str(len(value)))
-            self.write(value)
+            parts.append(repr(("bytes", len(value), hashlib.sha256(value).hexdigest())))
         elif isinstance(value, (tuple, list)):
-            self.text("seq", str(len(value)))
+            if all(type(v) in _PLAIN for v in value):
+                parts.append(repr(("plain", tuple(value))))
+                return
+            parts.append(repr(("seq", len(value))))
             for item in value:
                 self.value(item)
-        elif isinstance(value, Enum):
-            self.text("enum", type(value).__name__, value.name)
         elif isinstance(value, TensorDesc):
-            self.desc(value)
+            parts.append(repr(("tensor desc", self.desc(value))))
         elif isinstance(value, Tensor):
             raw = value._host_bytes()
-            self.text("tensor", value._placement.name, str(len(raw)))
-            self.desc(value._desc)
-            self.write(raw)
+            digest = hashlib.sha256(raw).hexdigest()
+            parts.append(repr(("tensor", value._placement.name, self.desc(value._desc), digest)))
         elif isinstance(value, Graph):
             self.graph(value)
         elif isinstance(value, NamedAttrs):
-            self.text("named", value.name)
+            parts.append(repr(("named", value.name)))
             self.attrs(value.attrs)
         else:
             raise _UncacheableError(type(value).__name__)

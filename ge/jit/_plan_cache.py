@@ -8,8 +8,9 @@ written to a temporary file and renamed into place). It is named by ``plan_key``
 over:
 
 - the traced graph (``_GraphText``): its name, every node's name, type, inputs, control
-  inputs, port names, attributes (constant tensors by their bytes), input and output descs
-  and subgraphs, the graph's outputs, attributes and subgraphs;
+  inputs, port names, attributes (constant tensors by their bytes' SHA-256), input and
+  output descs and subgraphs, the graph's outputs, attributes and subgraphs (node source
+  locations are left out: they change no plan);
 - the ``Options`` fields that change what is compiled (all but the cache, worker and logging
   switches);
 - the code that compiles it (``_source()``: the size and modification time of every ``.py``
@@ -32,6 +33,9 @@ Decisions (ours):
   the traced graph's input and output dtypes and shapes; anything else — a damaged,
   truncated or foreign file, one that does not load — is removed and read as a miss. The
   entry is read whole into memory (not mapped: another process may replace it).
+- The entries are never evicted (as the kernel cache's are not): deleting ``*.geplan`` files
+  is always safe. The cost of a hit is the key (~10 us a node, plus ~3 ms once per process
+  to stat ge's files) and the load (the runtime's and llvmlite's imports, the kernels).
 """
 
 from __future__ import annotations

@@ -302,7 +302,12 @@ def test_another_plans_entry_under_this_key_is_a_miss(plan_cache: Path) -> None:
 # --- switches and what is not cached ------------------------------------------------------------
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("GE_JIT_PLAN_CACHE", "0"), ("GE_KERNEL_CACHE", "0"), ("GE_DUMP_GRAPH", "dumps")],
+    [
+        ("GE_JIT_PLAN_CACHE", "0"),
+        ("GE_KERNEL_CACHE", "0"),
+        ("GE_DUMP_GRAPH", "dumps"),
+        ("GE_KERNEL_SOURCE", "1"),
+    ],
 )
 def test_switches_read_and_write_no_plan(
     monkeypatch: pytest.MonkeyPatch, plan_cache: Path, tmp_path: Path, variable: str, value: str
@@ -344,6 +349,23 @@ def test_registered_passes_turn_the_cache_off(plan_cache: Path) -> None:
         assert _plans(plan_cache) == []
     finally:
         unregister_pass("PlanCacheTestNoop")
+
+
+def test_compiler_stage_hooks_turn_the_cache_off() -> None:
+    from ge.compiler import register_stage_hook
+    from ge.passes.stage import PassStage
+
+    x = np.arange(4, dtype=np.float32)
+    graph = ge.jit(_chain).trace(x, x)
+    seen: list[str] = []
+    handle = register_stage_hook(PassStage.AFTER_INFER_SHAPE, lambda g: seen.append(g.name))
+    try:
+        assert _plan_cache.plan_key(graph, current_options()) is None
+        _twice(_chain, x, x)  # both compile: the hook sees each
+        assert len(seen) == 2
+    finally:
+        handle.remove()
+    assert _plan_cache.plan_key(graph, current_options()) is not None
 
 
 def test_a_plan_of_python_host_tasks_is_not_stored(plan_cache: Path) -> None:

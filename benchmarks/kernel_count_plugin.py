@@ -20,7 +20,8 @@ Per file it reports
 * ``seconds``: wall time of the file's tests.
 
 Files are listed slowest-first, with totals. ``GE_KERNEL_COUNT_JSON=path`` also writes the
-table as JSON.
+table as JSON, and ``GE_KERNEL_COUNT_TESTS=path`` the ``needed`` count of every test that
+needed a kernel (JSON, by node id).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class _Counter:
         self._built = 0
         self._start = 0.0
         self.needed = 0
+        self.per_test: dict[str, int] = {}
         self._wrap_load_or_build()
 
     def _wrap_load_or_build(self) -> None:
@@ -90,6 +92,8 @@ class _Counter:
         cost.new += entries - self._entries
         cost.built += built - self._built
         cost.needed += self.needed - needed
+        if self.needed > needed:
+            self.per_test[item.nodeid] = self.needed - needed
         cost.seconds += seconds
         cost.tests += 1
         self._entries = entries
@@ -115,6 +119,9 @@ class _Counter:
         if out:
             table = {name: asdict(c) for name, c in rows}
             Path(out).write_text(json.dumps(table, indent=1))
+        per_test = os.environ.get("GE_KERNEL_COUNT_TESTS")
+        if per_test:
+            Path(per_test).write_text(json.dumps(self.per_test, indent=1))
 
 
 def pytest_configure(config: pytest.Config) -> None:

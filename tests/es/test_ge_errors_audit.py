@@ -269,6 +269,7 @@ def test_generated_scalar_attrs_marshal_as_ctypes() -> None:
         ("NPU_COLLECT_PATH", f"extra-info/graph/{os.getpid()}_0"),
         ("DUMP_GRAPH_PATH", f"pid_{os.getpid()}_deviceid_0"),
     ],
+    ids=["NPU_COLLECT_PATH", "DUMP_GRAPH_PATH"],  # not the pid: ids must not vary by process
 )
 def test_dump_to_file_directory_from_the_environment(
     variable: str, subdir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

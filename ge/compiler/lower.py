@@ -9,7 +9,8 @@ place; anything else is copied). An op in ``VIEW_OPS`` whose input is an interme
 nothing: its output is a view of the input buffer (same bytes, its own shape), with no task;
 so does one whose input is a graph input (the view is the caller's input memory each run:
 ``x.reshape(...) @ w`` launches no copy), unless an op that may write in place reads either.
-A graph output is never a view (see ``_bind_outputs``).
+A graph output that is a view of an intermediate makes the intermediate a view of the output
+(its producer writes the result); one that is a view of an input is copied (``_bind_outputs``).
 Finally the memory plan gives every intermediate an offset in one arena, reusing space by
 liveness (a view's reads keep its source live).
 """
@@ -200,14 +201,20 @@ def _copy_task(name: str, src: int, dst: int) -> HostTask:
 
 
 def _view_source(
-    node: Node, plan: Plan, port_buf: dict[tuple[int, int], int], exported: set[int]
+    node: Node,
+    plan: Plan,
+    port_buf: dict[tuple[int, int], int],
+    exported: set[int],
+    result: bool,
 ) -> int | None:
     """The buffer whose bytes ``node``'s output can be, with no task: the input of a
     ``VIEW_OPS`` node, an intermediate or a graph input (at run time the view is then the
     caller's input memory, which nothing in the plan writes), unless an intermediate source
     holds a graph output (those get buffers of their own), the bytes differ in type or size,
     or an op that may write its input in place reads the source or the view (a custom op with
-    ``mutates_args``: the other side would see it; the caller's input must stay as given)."""
+    ``mutates_args``: the other side would see it; the caller's input must stay as given).
+    A graph output (``result``) is a view of an intermediate only (``_bind_outputs`` makes
+    the intermediate its bytes), never of an input."""
     if node.type not in VIEW_OPS or len(node.output_descs) != 1 or not node.inputs:
         return None
     edge = node.inputs[0]
@@ -219,7 +226,7 @@ def _view_source(
     if have.kind is BufferKind.INTERMEDIATE:
         if root in exported or src in exported:
             return None
-    elif have.kind is not BufferKind.INPUT:
+    elif have.kind is not BufferKind.INPUT or result:
         return None
     want = spec_of(node.output_desc(0), BufferKind.INTERMEDIATE, 0)
     if want.dtype != have.dtype or want.nbytes != have.nbytes:
@@ -320,6 +327,7 @@ def lower_graph(
     inputs: dict[int, int] = {}
     results = {(id(n), p) for n, p in graph_outputs(graph)}
     exported: set[int] = set()  # buffers holding graph outputs, so far
+    lone = _lone_results(graph)
     for node in order:
         op = get_op(node.type)
         if op.io == "input":
@@ -332,8 +340,10 @@ def lower_graph(
             continue
         elif node.type == "Const":
             port_buf[(id(node), 0)] = _const_buffer(plan, node)
-        elif (id(node), 0) not in results and (
-            root := _view_source(node, plan, port_buf, exported)
+        elif (id(node), 0) in results and (id(node), 0) not in lone:
+            _lower_node(node, op, plan, port_buf, run_subgraph, options, ge_options)
+        elif (
+            root := _view_source(node, plan, port_buf, exported, (id(node), 0) in results)
         ) is not None:
             port_buf[(id(node), 0)] = _add_view(plan, node, root)
         else:
@@ -349,23 +359,59 @@ def lower_graph(
     return plan
 
 
+def _lone_results(graph: Graph) -> set[tuple[int, int]]:
+    """The graph outputs whose value, followed up through ``VIEW_OPS`` nodes, no other graph
+    output shares: only those may be views (``_bind_outputs`` writes each in place). Where two
+    outputs share one value under two shapes, each keeps its own copy kernel (a view would
+    leave one of them a host copy, which keeps both outputs out of direct result memory)."""
+    results = [((id(n), p), _value_root(n, p)) for n, p in graph_outputs(graph)]
+    roots = Counter(root for _, root in results)
+    return {key for key, root in results if roots[root] == 1}
+
+
+def _value_root(node: Node, port: int) -> tuple[int, int]:
+    """The port whose value ``node``'s output ``port`` is, under ``VIEW_OPS`` reshapes."""
+    while node.type in VIEW_OPS and node.inputs and node.inputs[0] is not None:
+        node, port = node.inputs[0]
+    return id(node), port
+
+
 def _ports(node: Node) -> list[tuple[int, int]]:
     return [(id(node), port) for port in range(len(node.output_descs))]
 
 
 def _bind_outputs(graph: Graph, plan: Plan, port_buf: dict[tuple[int, int], int]) -> None:
+    """Output buffers. An output whose value is an intermediate, or a view of one, that no
+    other output shares is written in place: its buffer becomes output ``j`` and the
+    intermediate's other views (and the intermediate, for a view) become views of it, so they
+    move with the caller's output memory each run (``x @ w`` reshaped is one matmul into the
+    result). Anything else is copied into an output buffer of its own: a value two outputs
+    share, a constant, and an input or a view of one (a result is fresh memory the caller
+    owns, pooled and reused between runs, and may be donated back as an input: it must never
+    be the bytes of a caller's input array)."""
+    views = plan.views
     sources = [port_buf[(id(n), p)] for n, p in graph_outputs(graph)]
-    uses = Counter(sources)
-    shared = set(plan.views) | set(plan.views.values())  # never made views of outputs
+    uses = Counter(views.get(src, src) for src in sources)
     for j, src in enumerate(sources):
+        root = views.get(src, src)
         spec = plan.buffers[src]
-        written_in_place = (
-            spec.kind is BufferKind.INTERMEDIATE and uses[src] == 1 and src not in shared
-        )
-        if written_in_place:
+        if plan.buffers[root].kind is BufferKind.INTERMEDIATE and uses[root] == 1:
+            _reroot(views, root, src)
             spec.kind, spec.index = BufferKind.OUTPUT, j
             plan.outputs.append(src)
             continue
         dst = plan.add_buffer(BufferSpec(BufferKind.OUTPUT, j, spec.shape, spec.dtype))
         plan.tasks.append(_copy_task(f"output_{j}", src, dst))
         plan.outputs.append(dst)
+
+
+def _reroot(views: dict[int, int], root: int, new: int) -> None:
+    """Make ``new`` (``root`` or one of its views) the buffer that ``root`` and its other
+    views are views of (no chains)."""
+    if new == root:
+        return
+    del views[new]
+    for view, source in views.items():
+        if source == root:
+            views[view] = new
+    views[root] = new

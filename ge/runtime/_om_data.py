@@ -112,7 +112,7 @@ class PlanData(NamedTuple):
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     consts: Mapping[int, int]  # buffer -> weight index
-    views: Mapping[int, int]  # buffer -> the intermediate or input whose bytes it is
+    views: Mapping[int, int]  # buffer -> the intermediate, input or output whose bytes it is
     arena_size: int
     subplans: tuple[PlanData, ...] = ()  # what control-flow host tasks run, by index
 

@@ -236,15 +236,15 @@ def _check_view(
     views: Mapping[int, int],
     buffers: Sequence[BufferData],
 ) -> None:
-    """A view (an intermediate; at run time it is where its source is) names an intermediate
-    or an input of the same ``nbytes`` and ``index``, which is not a view itself (no chains,
-    no cycles)."""
+    """A view (an intermediate; at run time it is where its source is) names an intermediate,
+    an input or an output of the same ``nbytes`` and ``index``, which is not a view itself (no
+    chains, no cycles)."""
     src = buffers[source]
-    if src.kind not in (BufferKind.INTERMEDIATE, BufferKind.INPUT) or source in views:
+    if src.kind is BufferKind.CONST or source in views:
         what = "a view" if source in views else f"a {src.kind.value} buffer"
         raise ModelFormatError(
             f"{at} is a view of buffer {source}, which is {what}; a view's source is an "
-            f"intermediate or an input that is not a view"
+            f"intermediate, an input or an output that is not a view"
         )
     if src.nbytes != spec.nbytes or src.index != spec.index:
         raise ModelFormatError(

@@ -527,11 +527,12 @@ class Plan:
     const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
     const_names: dict[int, str] = field(default_factory=dict)  # buffer id -> its Const node
     # intermediate buffer -> the buffer whose bytes it is under another shape (a Reshape's
-    # output, like a numpy view): an intermediate, or a graph input (a view of the caller's
-    # input, never written: see ``ge.compiler.lower``). No task writes a view; at run time it
-    # is at its source's address (``addresses``, ``BoundPlan.set_buffer``), and the memory
-    # plan keeps an intermediate source's bytes as long as the view is read. Never a chain: a
-    # source is not itself a view
+    # output, like a numpy view): an intermediate, a graph input (a view of the caller's
+    # input, never written) or a graph output (an intermediate whose reshape is the result:
+    # its producer writes the caller's output memory; see ``ge.compiler.lower``). At run time
+    # a view is at its source's address (``addresses``, ``BoundPlan.set_buffer``), and the
+    # memory plan keeps an intermediate source's bytes as long as the view is read. Never a
+    # chain: a source is not itself a view
     views: dict[int, int] = field(default_factory=dict)
     arena_size: int = 0
     # what the data host tasks of control flow run: ``plan`` / ``plans`` parameters index it
@@ -577,7 +578,8 @@ class Plan:
             f"intermediate memory {self.arena_size} bytes"
         ]
         for b, spec in enumerate(self.buffers):
-            where = f"@{spec.index}" if spec.kind is BufferKind.INTERMEDIATE else f"#{spec.index}"
+            home = self.buffers[self.views.get(b, b)].kind  # a view is where its source is
+            where = f"@{spec.index}" if home is BufferKind.INTERMEDIATE else f"#{spec.index}"
             view = f", a view of buf{self.views[b]}" if b in self.views else ""
             lines.append(
                 f"  buf{b}: {spec.kind.value}{where} {spec.dtype.name}"

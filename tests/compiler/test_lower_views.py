@@ -272,3 +272,87 @@ def test_a_view_read_by_an_op_that_mutates_its_input_is_a_copy() -> None:
     plan = _plan(compiled)
     assert not _input_views(plan)
     assert _view_tasks(plan)  # the Reshape is a copy the op may write
+
+
+# --- outputs that are reshapes of intermediates are written in place ----------------------------
+def _output_views(plan: Plan) -> dict[int, int]:
+    """view -> output position, for every view of a graph output."""
+    return {
+        v: plan.buffers[s].index
+        for v, s in plan.views.items()
+        if plan.buffers[s].kind is BufferKind.OUTPUT
+    }
+
+
+@pytest.mark.parametrize("size", [6, 0, DIRECT_BYTES // 4], ids=["small", "empty", "direct"])
+def test_a_reshaped_intermediate_output_is_written_in_place(path: str, size: int) -> None:
+    """``exp(x) * 2`` reshaped, and a matmul reshaped: each producer writes the result, no
+    copy. Results held by the caller stay as they were when later runs write the pooled
+    result memory."""
+    b = GraphBuilder("out_views")
+    x = b.create_input(0, shape=[size, 1])
+    w = b.create_input(1, shape=[1, 3])
+    graph = b.build_and_reset(
+        [(ge_es.Exp(x) * 2.0).reshape([size]), ge_es.ExpandDims(x @ w, b.create_scalar_int64(0))]
+    )
+    compiled = CompiledGraph(graph)
+    plan = _plan(compiled)
+    assert _view_tasks(plan) == [] and sorted(_output_views(plan).values()) == [0, 1]
+    assert not [t for t in plan.tasks if t.name.startswith("output_")]
+    rng = np.random.default_rng(size)
+    wa = rng.standard_normal((1, 3)).astype(np.float32)
+    held = []
+    for _ in range(3):
+        xa = rng.standard_normal((size, 1)).astype(np.float32)
+        want = [np.exp(xa).reshape(size) * 2.0, (xa @ wa)[None]]
+        got = compiled.run_arrays([xa, wa])
+        for g, w_ in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w_, rtol=1e-5, atol=1e-5)
+        held.append((got, want))
+    for got, want in held:  # earlier results were not written over
+        for g, w_ in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w_, rtol=1e-5, atol=1e-5)
+
+
+def test_one_value_under_two_output_shapes_keeps_its_copy_kernels() -> None:
+    b = GraphBuilder("shared")
+    x = b.create_input(0, shape=[4, 6])
+    h = ge_es.Exp(x)
+    graph = b.build_and_reset([h.reshape([24]), h.reshape([6, 4]), h * 1.0])
+    compiled = CompiledGraph(graph)
+    plan = _plan(compiled)
+    assert not _output_views(plan) and len(_view_tasks(plan)) == 2
+    a = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    got = compiled.run_arrays([a])
+    want = [np.exp(a).reshape(24), np.exp(a).reshape(6, 4), np.exp(a)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_session_output_views_move_with_each_runs_outputs() -> None:
+    b = GraphBuilder("session_out")
+    x = b.create_input(0, shape=[3, 4])
+    graph = b.build_and_reset([(ge_es.Exp(x) + 1.0).reshape([12])])
+    GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+    try:
+        session = Session({})
+        session.add_graph(0, graph)
+        outs = []
+        for k in range(3):
+            a = np.full((3, 4), k, np.float32)
+            (out,) = session.run_graph(0, [GraphTensor.from_numpy(a)])
+            outs.append((out, np.exp(a).reshape(12) + 1.0))
+        for out, want in outs:
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    finally:
+        GeApi.ge_finalize()
+
+
+def test_donation_into_an_output_written_through_a_view() -> None:
+    b = GraphBuilder("donate_out")
+    x = b.create_input(0, shape=[4, 4])
+    graph = b.build_and_reset([(x * 2.0 + 1.0).reshape([16])])
+    plan = _plan(CompiledGraph(graph))
+    if not _output_views(plan):
+        pytest.skip("the reshape was folded into the kernel")
+    assert PlanRunner(plan).aliasable(0, 0)

@@ -224,7 +224,11 @@ class Loan:
 
     def close(self) -> bool:
         """Expire everything lent, free the run's workspaces; whether the loan may be lent
-        again (nothing outside it refers to its objects)."""
+        again (nothing outside it refers to its objects). Ending the lease expires every
+        view; a Tensor's own accessors read its fields with no lease test
+        (``ge.runtime.types``), so the Tensors of a loan something kept are invalidated
+        (their fields cleared) before it is retired: those of a loan lent again are reachable
+        by no one until the next ``open``."""
         ctx = self.ctx
         self.lease.alive = ctx._alive = self._attrs._alive = False
         lent = ctx._lent
@@ -239,4 +243,8 @@ class Loan:
         if ctx._refs:
             ctx._refs.clear()
         del ctx
-        return tuple(map(_refcount, self._family)) == self._counts
+        if tuple(map(_refcount, self._family)) == self._counts:
+            return True
+        for tensor, _ in self._tensors:  # kept: retired, its Tensors' fields cleared too
+            tensor._invalidate()
+        return False

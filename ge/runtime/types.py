@@ -58,7 +58,8 @@ Decisions where GE-PY's docs are silent (each is ours, not GE's):
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, NoReturn
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import dtype_info
@@ -310,33 +311,88 @@ class Tensor:
         return view
 
     def _invalidate(self) -> None:
-        """End the loan: this tensor and every view taken from it raise from now on."""
+        """End the loan: this tensor and every view taken from it raise from now on (its
+        fields are cleared, which is what makes its C-level accessors raise)."""
         self._lease.alive = False
+        try:
+            del self._addr, self._size, self._shape, self._format, self._data_type
+            del self._placement
+        except AttributeError:  # invalidated before
+            pass
 
-    # Every accessor below tests the lease inline and reads its views' fields directly (a view
-    # of a Tensor shares its lease): one Python call per use, as the execute path's callbacks
-    # read these a dozen times per run.
     def _check(self) -> None:
         if not self._lease.alive:
             self._expired()
 
     def _expired(self) -> NoReturn:
         _check_lease(self._lease, "Tensor")
-        raise AssertionError("unreachable: the lease has expired")  # pragma: no cover
+        raise AttributeError("this Tensor has no lease")  # made without _view / _lend
 
-    @property
-    def addr(self) -> int:
-        """Address of the data in device memory."""
-        if self._lease.alive:
-            return self._addr
-        self._expired()
+    # The plain accessors run no Python (a property over an ``operator.attrgetter``: the
+    # execute path's callbacks read a dozen per run). An invalidated Tensor has no fields,
+    # so a read of one falls back to ``__getattr__``, which raises the borrowed-object error.
+    # A Tensor whose lease ended without ``_invalidate`` keeps its fields: only
+    # ``ge.custom_op._loan`` ends leases so, for Tensors nothing outside the loan refers to
+    # (it invalidates the ones a callback kept).
+    if TYPE_CHECKING:
 
-    @property
-    def size(self) -> int:
-        """Bytes of memory the data occupies."""
-        if self._lease.alive:
-            return self._size
-        self._expired()
+        @property
+        def addr(self) -> int: ...
+        @property
+        def size(self) -> int: ...
+        @property
+        def shape(self) -> StorageShape: ...
+        @property
+        def origin_shape(self) -> Shape: ...
+        @property
+        def storage_shape(self) -> Shape: ...
+        @property
+        def format(self) -> StorageFormat: ...
+        @property
+        def origin_format(self) -> Format: ...
+        @property
+        def storage_format(self) -> Format: ...
+        @property
+        def expand_dims_type(self) -> ExpandDimsType: ...
+        @property
+        def data_type(self) -> DataType: ...
+        @property
+        def placement(self) -> TensorPlacement: ...
+
+    else:
+        addr = property(attrgetter("_addr"), doc="Address of the data in device memory.")
+        size = property(attrgetter("_size"), doc="Bytes of memory the data occupies.")
+        shape = property(
+            attrgetter("_shape"), doc="Origin and storage shape (a borrowed live view)."
+        )
+        origin_shape = property(
+            attrgetter("_shape._origin"), doc="The logical shape (a borrowed live view)."
+        )
+        storage_shape = property(
+            attrgetter("_shape._storage"),
+            doc="The shape of the data in memory (a borrowed live view).",
+        )
+        format = property(
+            attrgetter("_format"),
+            doc="Origin format, storage format and expand-dims rule (a borrowed live view).",
+        )
+        origin_format = property(attrgetter("_format._origin"), doc="The logical layout.")
+        storage_format = property(
+            attrgetter("_format._storage"), doc="The layout of the data in memory."
+        )
+        expand_dims_type = property(
+            attrgetter("_format._expand"),
+            doc="The rule from origin to storage shape (a borrowed live view).",
+        )
+        data_type = property(attrgetter("_data_type"), doc="The element type.")
+        placement = property(attrgetter("_placement"), doc="Where the data lives.")
+
+        def __getattr__(self, name: str) -> NoReturn:
+            """Reached when a read finds a field missing: an accessor of an invalidated
+            Tensor raises the borrowed-object error; any other name is missing."""
+            if name in _ACCESSORS:
+                self._expired()
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
     @property
     def shape_size(self) -> int:
@@ -350,69 +406,6 @@ class Tensor:
                 return -1
             count *= dim
         return count if count <= _INT64_MAX else -1
-
-    @property
-    def shape(self) -> StorageShape:
-        """Origin and storage shape (a borrowed live view)."""
-        if self._lease.alive:
-            return self._shape
-        self._expired()
-
-    @property
-    def origin_shape(self) -> Shape:
-        """The logical shape (a borrowed live view)."""
-        if self._lease.alive:
-            return self._shape._origin
-        self._expired()
-
-    @property
-    def storage_shape(self) -> Shape:
-        """The shape of the data in memory (a borrowed live view)."""
-        if self._lease.alive:
-            return self._shape._storage
-        self._expired()
-
-    @property
-    def format(self) -> StorageFormat:
-        """Origin format, storage format and expand-dims rule (a borrowed live view)."""
-        if self._lease.alive:
-            return self._format
-        self._expired()
-
-    @property
-    def origin_format(self) -> Format:
-        """The logical layout."""
-        if self._lease.alive:
-            return self._format._origin
-        self._expired()
-
-    @property
-    def storage_format(self) -> Format:
-        """The layout of the data in memory."""
-        if self._lease.alive:
-            return self._format._storage
-        self._expired()
-
-    @property
-    def expand_dims_type(self) -> ExpandDimsType:
-        """The rule from origin to storage shape (a borrowed live view)."""
-        if self._lease.alive:
-            return self._format._expand
-        self._expired()
-
-    @property
-    def data_type(self) -> DataType:
-        """The element type."""
-        if self._lease.alive:
-            return self._data_type
-        self._expired()
-
-    @property
-    def placement(self) -> TensorPlacement:
-        """Where the data lives."""
-        if self._lease.alive:
-            return self._placement
-        self._expired()
 
     def __repr__(self) -> str:
         if not self._lease.alive:
@@ -428,3 +421,7 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
         raise GeError("Tensor does not support deepcopy")
+
+
+# the accessors of Tensor that read a field (what __getattr__ answers for an invalidated one)
+_ACCESSORS = frozenset(name for name, value in vars(Tensor).items() if isinstance(value, property))

@@ -394,22 +394,25 @@ def test_an_edit_in_one_run_is_undone_for_every_later_run(
 
 def test_a_refused_edit_of_an_expired_view_changes_nothing(op_type: str) -> None:
     """A mutator called on a view kept past its run raises the borrowed-object error and
-    neither edits the view nor marks the loan (which is retired anyway: the view was kept)."""
-    kept: list[Tensor] = []
+    neither edits the view nor marks the loan (which is retired anyway: the view was kept);
+    the Tensor it came from raises too."""
+    kept: list[tuple[Tensor, Any]] = []
     seen: list[list[int]] = []
 
     def body(ctx: Any, x: Tensor, out: Tensor) -> None:
         seen.append(x.storage_shape.dims)
         if not kept:
-            kept.append(x)
+            kept.append((x, x.storage_shape))
 
     session = _unary_execute(op_type, body)
     try:
         _run_checked(session, 0)
-        shape = kept[0]._shape._storage
+        tensor, shape = kept[0]
         with pytest.raises(RuntimeError, match="borrowed for a custom-op callback"):
             shape.set_dim(0, 7)
-        assert shape._dims == [4] and not kept[0]._lease.edited
+        assert shape._dims == [4] and not shape._lease.edited
+        with pytest.raises(RuntimeError, match="borrowed for a custom-op callback"):
+            tensor.storage_shape  # noqa: B018
         _run_checked(session, 1)
         assert seen == [[4], [4]]
     finally:

@@ -1,0 +1,93 @@
+"""``Tensor``'s plain accessors read their fields with no Python call (the execute path reads
+a dozen per run) and still raise GE's borrowed-object ``RuntimeError`` once the tensor is
+invalidated; they stay read-only, and other missing names are ``AttributeError``."""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+
+import pytest
+
+from ge.graph import DataType, Format
+from ge.runtime import ExpandDimsType, StorageFormat, StorageShape, Tensor
+from ge.runtime.types import TensorPlacement
+
+ACCESSORS = [
+    "addr",
+    "size",
+    "shape",
+    "origin_shape",
+    "storage_shape",
+    "format",
+    "origin_format",
+    "storage_format",
+    "expand_dims_type",
+    "data_type",
+    "placement",
+]
+
+
+def _tensor() -> Tensor:
+    fmt = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1010"))
+    where = TensorPlacement.ON_DEVICE_HBM
+    return Tensor._view(4096, StorageShape([2, 3], [6]), DataType.DT_FLOAT, fmt, where, size=24)
+
+
+def test_accessors_read_the_fields() -> None:
+    t = _tensor()
+    assert (t.addr, t.size, t.data_type, t.placement) == (
+        4096,
+        24,
+        DataType.DT_FLOAT,
+        TensorPlacement.ON_DEVICE_HBM,
+    )
+    assert t.shape.origin_shape is t.origin_shape and t.shape.storage_shape is t.storage_shape
+    assert (t.origin_shape.dims, t.storage_shape.dims, t.shape_size) == ([2, 3], [6], 6)
+    assert t.format.expand_dims_type is t.expand_dims_type
+    assert (t.origin_format, t.storage_format, t.expand_dims_type.full_size) == (
+        Format.FORMAT_NCHW,
+        Format.FORMAT_ND,
+        4,
+    )
+    assert Tensor.addr.__doc__ == "Address of the data in device memory."
+
+
+def test_accessors_make_no_python_call() -> None:
+    t = _tensor()
+    profile = cProfile.Profile()
+    profile.enable()
+    for name in ACCESSORS:
+        getattr(t, name)
+    profile.disable()
+    called = {
+        f"{where}:{fn}"
+        for (where, _, fn) in pstats.Stats(profile).stats  # type: ignore[attr-defined]
+        if where != "~"
+    }
+    assert called == set()
+
+
+@pytest.mark.parametrize("name", [*ACCESSORS, "shape_size"])
+def test_an_invalidated_tensor_refuses_every_accessor(name: str) -> None:
+    t = _tensor()
+    t._invalidate()
+    t._invalidate()  # twice: no error
+    with pytest.raises(RuntimeError, match="borrowed for a custom-op callback"):
+        getattr(t, name)
+    assert repr(t) == "Tensor(<expired borrowed view>)"
+
+
+def test_accessors_are_read_only_and_other_names_missing() -> None:
+    t = _tensor()
+    for name in ACCESSORS:
+        with pytest.raises(AttributeError):
+            setattr(t, name, 1)
+    assert t.addr == 4096
+    assert not hasattr(t, "nbytes")
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'nope'"):
+        t.nope  # type: ignore[attr-defined]  # noqa: B018
+    t._invalidate()
+    assert not hasattr(t, "nbytes")  # what launch_kernel probes a device tensor with
+    with pytest.raises(RuntimeError, match="borrowed"):
+        hasattr(t, "addr")

@@ -12,7 +12,7 @@ decoration (``@ge.jit`` imports ``ge.jit``, ``ge.es`` and the op registry), the 
 and the second call. For ge it also says whether the first call imported protobuf (it should
 not: no AIR bytes are touched), how many first calls loaded their plan (a miss means ge's
 code changed during the run) and how many imported ``ge.compiler`` (none should), and the
-slowest imports of a ge process (``-X importtime``).
+slowest imports of a first call that loads its plan (``-X importtime``, which inflates them).
 
 Then, in a process with an empty kernel cache, the calls made while the worker compiles (run
 by the reference interpreter, ``ge.ops.interpreter.Program``) against numpy running the same
@@ -46,9 +46,11 @@ def chain(x, y):
 t1 = time.perf_counter()
 x = np.ones({size}, np.float32)
 y = x + 1
+sys.stderr.write("-- first call --\n")  # where -X importtime's lines of the call begin
 t2 = time.perf_counter()
 chain(x, y)
 t3 = time.perf_counter()
+sys.stderr.write("-- after the first call --\n")
 chain(x, y)
 t4 = time.perf_counter()
 compiler = "ge.compiler" in sys.modules  # imported by the calls (a plan-cache miss)
@@ -175,11 +177,16 @@ def _row(label: str, t: dict[str, float]) -> str:
 
 
 def _slowest_imports(importtime: str, count: int = 8) -> list[tuple[str, float]]:
-    """The imports with the largest cumulative time (a module's includes those it imports)."""
+    """The first call's imports with the largest cumulative time (a module's includes those
+    it imports): the ``-X importtime`` lines between the script's two markers."""
     rows = []
+    inside = False
     for line in importtime.splitlines():
+        if line.startswith("-- "):
+            inside = line == "-- first call --"
+            continue
         parts = line.split("|")
-        if len(parts) == 3 and parts[1].strip().isdigit():
+        if inside and len(parts) == 3 and parts[1].strip().isdigit():
             rows.append((parts[2].strip(), int(parts[1]) / 1e3))
     return sorted(rows, key=lambda r: -r[1])[:count]
 
@@ -224,7 +231,7 @@ def _report(
         f"(the first row's medians are theirs; a miss means ge's code changed meanwhile); "
         f"that imported ge.compiler: {compiler} of {len(ge_runs)}"
     )
-    print("slowest imports in a ge process (cumulative ms, -X importtime, inflated by it):")
+    print("slowest imports of a first call (plan on disk; cumulative ms, -X importtime):")
     for name, ms in _slowest_imports(traced["stderr"]):
         print(f"  {ms:8.1f}  {name}")
 

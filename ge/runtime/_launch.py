@@ -236,7 +236,7 @@ def _run_on_python_threads(
     return next((s for s in (f.result() for f in blocks) if s), 0)
 
 
-_INTS = {int}
+_INTS = frozenset({int})
 
 
 def launch_kernel(
@@ -253,7 +253,7 @@ def launch_kernel(
         and 1 <= block_dim < 2**32
         and type(args) is list
         and args
-        and {*map(type, args)} == _INTS
+        and _INTS.issuperset(map(type, args))  # (no set made)
     ):
         try:  # an int64 array.array: half a ctypes array's cost, and it refuses (where
             # ctypes would wrap) a value outside int64, which the checked path then names

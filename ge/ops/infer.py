@@ -238,18 +238,27 @@ def infer_fixed(node: Node, op: OpDef, layout: FixedLayout) -> list[TensorDesc]:
     try:
         if layout.checks_dtypes:
             _check_dtypes(op, inputs)
+        ones = _ONES.get(len(layout.output_names)) or _ones(len(layout.output_names))
         ctx = InferContext(
             op,
             inputs,
             node_attrs(op, node) if op.attrs else {},
             lambda: [None if e is None else const_array(e[0]) for e in edges],
-            _ONES.get(len(layout.output_names)) or _ones(len(layout.output_names)),
+            ones,
             current_outputs=list(node._output_descs),
             subgraphs=_subgraphs_of(node) if node._subgraph_names else None,
             infer_subgraph=infer_subgraph,
         )
         assert op.infer is not None
-        return _fixed_outputs(op, op.infer(ctx), ctx.output_counts)
+        results = op.infer(ctx)
+        # the common answer, a list of one desc per output: _fixed_outputs' checks, inline
+        if type(results) is list and ctx.output_counts is ones and len(results) == len(ones):
+            for d in results:
+                if type(d) is not TensorDesc:
+                    break
+            else:
+                return results
+        return _fixed_outputs(op, results, ctx.output_counts)
     except InferError as e:
         raise _located(e, op, inputs, node) from None
 

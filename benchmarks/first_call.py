@@ -9,10 +9,12 @@ importing no ``ge.compiler``), ge with ``GE_JIT_PLAN_CACHE=0`` (the first call t
 compiles the graph from the cached kernels) and JAX (tracing and XLA's compile). Each row
 gives the medians of the import (``import numpy, ge`` / ``import numpy, jax``), the
 decoration (``@ge.jit`` imports ``ge.jit``, ``ge.es`` and the op registry), the first call
-and the second call. For ge it also says whether the first call imported protobuf (it should
-not: no AIR bytes are touched), how many first calls loaded their plan (a miss means ge's
-code changed during the run) and how many imported ``ge.compiler`` (none should), and the
-slowest imports of a first call that loads its plan (``-X importtime``, which inflates them).
+(wall time, and the process's CPU time over all its threads, which the machine's load
+changes less) and the second call. For ge it also says whether the first call imported
+protobuf (it should not: no AIR bytes are touched), how many first calls loaded their plan
+(a miss means ge's code changed during the run) and how many imported ``ge.compiler`` (none
+should), and the slowest imports of a first call that loads its plan (``-X importtime``,
+which inflates them).
 
 Then, in a process with an empty kernel cache, the calls made while the worker compiles (run
 by the reference interpreter, ``ge.ops.interpreter.Program``) against numpy running the same
@@ -47,9 +49,9 @@ t1 = time.perf_counter()
 x = np.ones({size}, np.float32)
 y = x + 1
 sys.stderr.write("-- first call --\n")  # where -X importtime's lines of the call begin
-t2 = time.perf_counter()
+t2 = time.perf_counter(); c2 = time.process_time()
 chain(x, y)
-t3 = time.perf_counter()
+t3 = time.perf_counter(); c3 = time.process_time()
 sys.stderr.write("-- after the first call --\n")
 chain(x, y)
 t4 = time.perf_counter()
@@ -59,7 +61,7 @@ if {fill}:
     chain(x, y)  # the call after the worker is done compiles the plan and stores it
 entry = next(iter(chain._cache.values()))
 print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
-                  "first_ms": (t3 - t2) * 1e3,
+                  "first_ms": (t3 - t2) * 1e3, "first_cpu_ms": (c3 - c2) * 1e3,
                   "second_ms": (t4 - t3) * 1e3, "compiled": entry.runner is not None,
                   "compiler": compiler, "plan_loaded": entry._loaded is not None,
                   "protobuf": any(m.startswith("google.protobuf") for m in sys.modules)}}))
@@ -81,13 +83,14 @@ t1 = time.perf_counter()
 
 x = jnp.ones({size}, jnp.float32)
 y = (x + 1).block_until_ready()
-t2 = time.perf_counter()
+t2 = time.perf_counter(); c2 = time.process_time()
 chain(x, y).block_until_ready()
-t3 = time.perf_counter()
+t3 = time.perf_counter(); c3 = time.process_time()
 chain(x, y).block_until_ready()
 t4 = time.perf_counter()
 print(json.dumps({{"import_ms": (t0d - t0) * 1e3, "define_ms": (t1 - t0d) * 1e3,
-                  "first_ms": (t3 - t2) * 1e3, "second_ms": (t4 - t3) * 1e3}}))
+                  "first_ms": (t3 - t2) * 1e3, "first_cpu_ms": (c3 - c2) * 1e3,
+                  "second_ms": (t4 - t3) * 1e3}}))
 """
 
 
@@ -162,7 +165,7 @@ def _run(code: str, env: dict[str, str], flags: tuple[str, ...] = ()) -> dict[st
 
 
 def _medians(runs: list[dict[str, Any]]) -> dict[str, float]:
-    keys = ("import_ms", "define_ms", "first_ms", "second_ms")
+    keys = ("import_ms", "define_ms", "first_ms", "first_cpu_ms", "second_ms")
     return {k: statistics.median(r[k] for r in runs) for k in keys}
 
 
@@ -172,7 +175,7 @@ _STAGES = ("import_ms", "define_ms", "first_ms")
 def _row(label: str, t: dict[str, float]) -> str:
     return (
         f"{label:26} {t['import_ms']:10.1f} {t['define_ms']:12.1f} {t['first_ms']:14.1f} "
-        f"{t['second_ms']:10.1f}"
+        f"{t['first_cpu_ms']:10.1f} {t['second_ms']:10.1f}"
     )
 
 
@@ -207,7 +210,10 @@ def _report(
     hits = [r for r in ge_runs if r["plan_loaded"]] or ge_runs
     ge = _medians(hits)
     print(f"first call of x * y + x * 0.5 - y * y on {args.size} float32, fresh processes")
-    print(f"{'':26} {'import ms':>10} {'decorate ms':>12} {'first call ms':>14} {'second ms':>10}")
+    print(
+        f"{'':26} {'import ms':>10} {'decorate ms':>12} {'first call ms':>14} {'(CPU ms)':>10} "
+        f"{'second ms':>10}"
+    )
     print(_row("ge.jit (plan on disk)", ge))
     print(_row("ge.jit (kernels on disk)", _medians(kernel_runs)))
     if jax_runs:
@@ -215,7 +221,11 @@ def _report(
         print(_row("jax.jit", jx))
         both = sum(ge[k] for k in _STAGES) / sum(jx[k] for k in _STAGES)
         ratio = ge["first_ms"] / jx["first_ms"]
-        print(f"ge/jax first call: {ratio:.2f}; import + decorate + first call: {both:.2f}")
+        cpu = ge["first_cpu_ms"] / jx["first_cpu_ms"]
+        print(
+            f"ge/jax first call: {ratio:.2f} (CPU time, all threads: {cpu:.2f}); "
+            f"import + decorate + first call: {both:.2f}"
+        )
     else:
         print("jax.jit: not installed (pip install jax jaxlib to compare)")
     compiled = all(r["compiled"] for r in ge_runs)

@@ -20,8 +20,8 @@ from ge.graph.tensor import Tensor
 from ge.graph.tensor_desc import TensorDesc
 from ge.graph.types import AttrValueType
 from ge.ops.infer import infer_fixed, infer_node, producer_desc
-from ge.ops.layout import FixedLayout, fixed_layout, port_names
-from ge.ops.registry import get_op
+from ge.ops.layout import _FIXED_LAYOUTS, FixedLayout, fixed_layout, port_names
+from ge.ops.registry import _OPS, get_op
 from ge.ops.schema import OpDef
 
 __all__ = ["add_op_node", "add_plain_node"]
@@ -179,7 +179,7 @@ def add_plain_node(
     """``add_op_node(graph, op_type, inputs, attrs, name=name, source=source)``: the call a
     builder makes for almost every node (no output counts, subgraphs or declared descs),
     without the keyword plumbing and the checks of those."""
-    op = get_op(op_type)
+    op = _OPS.get(op_type) or get_op(op_type)  # (the registry's hit path without a call)
     node = _add_fixed_node(graph, op, inputs, attrs, name, source, True)
     if node is not None:
         return node
@@ -202,7 +202,7 @@ def _add_fixed_node(
     and inferred outputs of the new node are filled in here (on any failure the node is
     removed again), and where the infer rule gives the output descs at once the node is made
     with ``_PENDING`` ones instead of fresh descs to throw away."""
-    layout = fixed_layout(op)
+    layout = _FIXED_LAYOUTS.get(op) or fixed_layout(op)  # (the hit path without a call)
     if layout is None or op.subgraphs:
         return None
     if infer and not inputs and attrs is not None and len(attrs) == 1 and op.type == "Const":

@@ -130,23 +130,23 @@ def _environment() -> str:
 def _source(root: Path | None = None) -> str:
     """A fingerprint of ge's code: every ``.py`` file of the package (or of ``root``), by
     relative path, size and modification time (``os.stat``; no file is read)."""
-    root = Path(__file__).resolve().parent.parent if root is None else root
+    top = str(Path(__file__).resolve().parent.parent if root is None else root)
+    cut = len(top)
     entries: list[str] = []
-    stack = [root]
+    stack = [top]
     while stack:
         directory = stack.pop()
         try:
             with os.scandir(directory) as scan:
                 for item in scan:
-                    if item.is_dir(follow_symlinks=False):
-                        if item.name != "__pycache__":
-                            stack.append(Path(item.path))
-                    elif item.name.endswith(".py"):
+                    name = item.name
+                    if name.endswith(".py"):
                         st = item.stat()
-                        rel = os.path.relpath(item.path, root)
-                        entries.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+                        entries.append(f"{item.path[cut:]}:{st.st_size}:{st.st_mtime_ns}")
+                    elif name != "__pycache__" and item.is_dir(follow_symlinks=False):
+                        stack.append(item.path)
         except OSError:
-            entries.append(f"{directory}:unreadable")
+            entries.append(f"{directory[cut:]}:unreadable")
     entries.sort()
     return hashlib.sha256("\n".join(entries).encode()).hexdigest()
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
-from typing import Any
+from operator import methodcaller
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from typing_extensions import Self
 
@@ -33,14 +35,24 @@ class Shape:
     ([2, 3, 4], 3, 24, False, 1)
     """
 
-    __slots__ = ("_dims", "_lease")
+    __slots__ = ("_copy", "_dims", "_lease")
 
     def __init__(self, dims: Sequence[int] | Shape | None = None) -> None:
-        self._dims: list[int] = [] if dims is None else _dims_from(dims, "dims")
+        self._adopt([] if dims is None else _dims_from(dims, "dims"))
         self._lease: _Lease | None = None
 
-    # The readers test the lease inline (one Python call per read, as ``Tensor``'s accessors):
-    # the execute path's callbacks read dims many times per run.
+    def _adopt(self, dims: list[int]) -> None:
+        """Make ``dims`` (not copied) this shape's dims: the only way ``_dims`` is bound (its
+        ``copy`` is what ``dims`` calls; mutators change the list in place)."""
+        self._dims = dims
+        self._copy = dims.copy
+
+    def _expire(self) -> None:
+        """After the lease ended (``Tensor._invalidate``): ``dims`` raises from now on."""
+        with contextlib.suppress(AttributeError):  # expired before
+            del self._copy
+
+    # The other readers test the lease inline (one Python call per read).
     def _live(self) -> list[int]:
         if self._lease is not None and not self._lease.alive:
             _expired("Shape")
@@ -51,12 +63,22 @@ class Shape:
         _edit(self._lease, "Shape")
         return self._dims
 
-    @property
-    def dims(self) -> list[int]:
-        """The dims, as a new list."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("Shape")
-        return list(self._dims)
+    # ``dims``, read many times per run by the execute path's callbacks, runs no Python: it
+    # calls ``_copy`` (the dims list's bound ``copy``) through ``operator.methodcaller``. An
+    # expired leased shape has no ``_copy`` (``_expire``), so the read falls back to
+    # ``__getattr__``, which raises the borrowed-object error.
+    if TYPE_CHECKING:
+
+        @property
+        def dims(self) -> list[int]: ...
+
+    else:
+        dims = property(methodcaller("_copy"), doc="The dims, as a new list.")
+
+        def __getattr__(self, name: str) -> NoReturn:
+            if name == "_copy" and self._lease is not None and not self._lease.alive:
+                _expired("Shape")
+            raise AttributeError(f"'Shape' object has no attribute {name!r}")
 
     @property
     def dim_num(self) -> int:
@@ -164,8 +186,8 @@ class StorageShape:
         self._storage = Shape()
         self._lease: _Lease | None = None
         if origin_shape is not None and storage_shape is not None:
-            self._origin._dims = _dims_from(origin_shape, "origin_shape")
-            self._storage._dims = _dims_from(storage_shape, "storage_shape")
+            self._origin._adopt(_dims_from(origin_shape, "origin_shape"))
+            self._storage._adopt(_dims_from(storage_shape, "storage_shape"))
 
     def _check(self) -> None:
         _check_lease(self._lease, "StorageShape")

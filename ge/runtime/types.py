@@ -285,9 +285,11 @@ class Tensor:
         that were checked once when the plan was built (~1 µs instead of ~10)."""
         lease = _Lease()
         origin = Shape.__new__(Shape)
-        origin._dims, origin._lease = list(origin_dims), lease
+        origin._adopt(list(origin_dims))
+        origin._lease = lease
         storage = Shape.__new__(Shape)
-        storage._dims, storage._lease = list(storage_dims), lease
+        storage._adopt(list(storage_dims))
+        storage._lease = lease
         shape = StorageShape.__new__(StorageShape)
         shape._origin, shape._storage, shape._lease = origin, storage, lease
         src = fmt._expand
@@ -315,10 +317,12 @@ class Tensor:
         fields are cleared, which is what makes its C-level accessors raise)."""
         self._lease.alive = False
         try:
-            del self._addr, self._size, self._shape, self._format, self._data_type
-            del self._placement
+            shape = self._shape
         except AttributeError:  # invalidated before
-            pass
+            return
+        shape._origin._expire()
+        shape._storage._expire()
+        del self._addr, self._size, self._shape, self._format, self._data_type, self._placement
 
     def _check(self) -> None:
         if not self._lease.alive:

@@ -1,16 +1,17 @@
-"""``Tensor``'s plain accessors read their fields with no Python call (the execute path reads
-a dozen per run) and still raise GE's borrowed-object ``RuntimeError`` once the tensor is
-invalidated; they stay read-only, and other missing names are ``AttributeError``."""
+"""``Tensor``'s plain accessors and ``Shape.dims`` read with no Python call (the execute path
+reads a dozen per run) and still raise GE's borrowed-object ``RuntimeError`` once the tensor
+is invalidated; they stay read-only, and other missing names are ``AttributeError``."""
 
 from __future__ import annotations
 
+import copy
 import cProfile
 import pstats
 
 import pytest
 
 from ge.graph import DataType, Format
-from ge.runtime import ExpandDimsType, StorageFormat, StorageShape, Tensor
+from ge.runtime import ExpandDimsType, Shape, StorageFormat, StorageShape, Tensor
 from ge.runtime.types import TensorPlacement
 
 ACCESSORS = [
@@ -91,3 +92,42 @@ def test_accessors_are_read_only_and_other_names_missing() -> None:
     assert not hasattr(t, "nbytes")  # what launch_kernel probes a device tensor with
     with pytest.raises(RuntimeError, match="borrowed"):
         hasattr(t, "addr")
+
+
+def test_shape_dims_makes_no_python_call_and_is_a_fresh_copy() -> None:
+    t = _tensor()
+    storage = t.storage_shape
+    profile = cProfile.Profile()
+    profile.enable()
+    dims = storage.dims
+    profile.disable()
+    assert [k for k in pstats.Stats(profile).stats if k[0] != "~"] == []  # type: ignore[attr-defined]
+    assert dims == [6]
+    dims.append(1)  # a copy: the shape is unchanged
+    assert storage.dims == [6]
+    # every mutator changes the list dims copies, in place
+    storage.set_dim(0, 3)
+    storage.append_dim(2)
+    assert storage.dims == [3, 2]
+    t.shape.set_storage_shape([4, 5, 6])
+    assert t.storage_shape.dims == [4, 5, 6] and storage.dims == [4, 5, 6]
+    storage.set_scalar()
+    assert storage.dims == []
+    plain = Shape([1, 2])
+    twin = copy.deepcopy(plain)
+    plain.set_dim(0, 9)
+    assert (plain.dims, twin.dims, Shape().dims) == ([9, 2], [1, 2], [])
+    with pytest.raises(AttributeError, match="'Shape' object has no attribute 'nope'"):
+        plain.nope  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_an_invalidated_tensors_shapes_refuse_dims() -> None:
+    t = _tensor()
+    origin, storage = t.origin_shape, t.storage_shape
+    t._invalidate()
+    for view in (origin, storage):
+        with pytest.raises(RuntimeError, match="this Shape was borrowed for a custom-op"):
+            view.dims  # noqa: B018
+    with pytest.raises(RuntimeError, match="borrowed"):
+        storage.get_dim(0)
+    assert repr(storage) == "Shape(<expired borrowed view>)"

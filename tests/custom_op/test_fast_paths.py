@@ -163,6 +163,10 @@ def test_a_run_that_keeps_nothing_lends_the_same_objects_again(op_type: str) -> 
         GeApi.ge_finalize()
 
 
+def _dims_reader(shape: Any) -> Callable[[], object]:
+    return lambda: shape.dims
+
+
 KEPT: dict[str, Callable[[Any, Tensor, Tensor], Callable[[], object]]] = {
     # what a callback keeps -> a use of it that must raise once its run is over
     "context": lambda ctx, x, out: ctx.get_stream,
@@ -172,6 +176,8 @@ KEPT: dict[str, Callable[[Any, Tensor, Tensor], Callable[[], object]]] = {
     "storage shape": lambda ctx, x, out: lambda: x.shape.origin_shape,
     "origin shape": lambda ctx, x, out: lambda: x.shape.origin_shape.dims,
     "storage dims": lambda ctx, x, out: lambda: out.storage_shape.size,
+    "a Shape's dims": lambda ctx, x, out: _dims_reader(x.storage_shape),
+    "an output's addr": lambda ctx, x, out: lambda: out.addr,
     "format": lambda ctx, x, out: lambda: x.format.origin_format,
     "expand rule": lambda ctx, x, out: lambda: x.expand_dims_type.full_size,
 }

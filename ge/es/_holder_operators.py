@@ -52,8 +52,10 @@ def _ge_operand(self: TensorHolder, other: Any, verb: str) -> TensorHolder:
                 f"Cannot perform {verb}: tensors from different GraphBuilders "
                 f"('{mine.name}' vs '{theirs.name}'); build each graph with one GraphBuilder"
             )
-        theirs._check_live(verb)  # GE checks the other operand's builder first
-        mine._check_live(verb)
+        if theirs._built:  # GE checks the other operand's builder first (_check_live refuses
+            theirs._check_live(verb)  # only a built one: most calls need no call)
+        if mine._built:
+            mine._check_live(verb)
         return other  # (one of a nested graph: ``_op`` builds there, capturing the outer one)
     if type(other) is not float and type(other) is not int:  # (a number passes at once)
         check_tensor_like(other)

@@ -102,9 +102,9 @@ def _family(tensor: Tensor) -> tuple[Any, ...]:
 
 
 # what open() writes back into one Tensor after a run that edited a view: (origin Shape,
-# storage Shape, dims, StorageFormat, origin format, storage format, ExpandDimsType, rule
-# size, rule mask)
-_Record = tuple[Any, Any, list[int], StorageFormat, Any, Any, Any, int, int]
+# storage Shape, dims, their element count, StorageFormat, origin format, storage format,
+# ExpandDimsType, rule size, rule mask)
+_Record = tuple[Any, Any, list[int], int, StorageFormat, Any, Any, Any, int, int]
 
 
 def _record(tensor: Tensor, lent: LentTensor) -> _Record:
@@ -115,6 +115,7 @@ def _record(tensor: Tensor, lent: LentTensor) -> _Record:
         shape._origin,
         shape._storage,
         list(dims),
+        shape._storage._count,  # the plan's dims, as the loan is built
         form,
         fmt._origin,
         fmt._storage,
@@ -216,9 +217,10 @@ class Loan:
 
     def _restore(self) -> None:
         """Put back every shape and format the plan fixed (a callback edited a view)."""
-        for origin, storage, dims, form, fo, fs, rule, size, mask in self._records:
+        for origin, storage, dims, count, form, fo, fs, rule, size, mask in self._records:
             origin._dims[:] = dims
             storage._dims[:] = dims
+            origin._count = storage._count = count
             form._origin, form._storage, rule._size, rule._mask = fo, fs, size, mask
         self.lease.edited = False
 

@@ -50,7 +50,7 @@ from typing import Any
 from ge.custom_op._borrowed import EXPIRED, Borrowed
 from ge.error import GeError, GeTypeError
 from ge.graph.types import AttrValueType, DataType
-from ge.runtime._checks import _INT64_MAX, _check_data_type
+from ge.runtime._checks import _check_data_type
 from ge.runtime.format import StorageFormat
 from ge.runtime.shape import StorageShape
 from ge.runtime.types import Tensor, TensorPlacement, _byte_size
@@ -286,7 +286,7 @@ class EagerOpExecutionContext(Borrowed):
             )
         return i, self._outputs[i]
 
-    def malloc_output_tensor(  # noqa: PLR0912  (its checks written out: a hot path)
+    def malloc_output_tensor(
         self, index: int, shape: StorageShape, format: StorageFormat, dtype: DataType
     ) -> Tensor:
         """Output ``index`` as a Tensor of ``shape``/``format``/``dtype``: a view of the
@@ -312,14 +312,7 @@ class EagerOpExecutionContext(Borrowed):
         if lease is not None and not lease.alive:
             format._check()  # the same for the format
         origin, storage = shape._origin._dims, shape._storage._dims
-        elements = 1  # storage.size, as Shape.size counts it
-        for dim in storage:
-            if dim < 0:
-                elements = -1
-                break
-            elements *= dim
-        if elements > _INT64_MAX:
-            elements = -1
+        elements = shape._storage._count  # storage.size (the count Shape keeps)
         if dtype is not slot.data_type or elements != slot.elements:
             raise GeError(
                 f"Failed to malloc output tensor: output {i} ('{slot.name}') is "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from operator import methodcaller
+from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from typing_extensions import Self
@@ -35,7 +35,7 @@ class Shape:
     ([2, 3, 4], 3, 24, False, 1)
     """
 
-    __slots__ = ("_copy", "_dims", "_lease")
+    __slots__ = ("_copy", "_count", "_dims", "_lease")
 
     def __init__(self, dims: Sequence[int] | Shape | None = None) -> None:
         self._adopt([] if dims is None else _dims_from(dims, "dims"))
@@ -43,14 +43,20 @@ class Shape:
 
     def _adopt(self, dims: list[int]) -> None:
         """Make ``dims`` (not copied) this shape's dims: the only way ``_dims`` is bound (its
-        ``copy`` is what ``dims`` calls; mutators change the list in place)."""
+        ``copy`` is what ``dims`` calls; mutators change the list in place and then
+        ``_recount``, so ``_count`` is always ``dims``' element count)."""
         self._dims = dims
         self._copy = dims.copy
+        self._count = _element_count(dims)
+
+    def _recount(self) -> None:
+        self._count = _element_count(self._dims)
 
     def _expire(self) -> None:
-        """After the lease ended (``Tensor._invalidate``): ``dims`` raises from now on."""
+        """After the lease ended (``Tensor._invalidate``): ``dims`` and ``size`` raise from
+        now on."""
         with contextlib.suppress(AttributeError):  # expired before
-            del self._copy
+            del self._copy, self._count
 
     # The other readers test the lease inline (one Python call per read).
     def _live(self) -> list[int]:
@@ -63,20 +69,28 @@ class Shape:
         _edit(self._lease, "Shape")
         return self._dims
 
-    # ``dims``, read many times per run by the execute path's callbacks, runs no Python: it
-    # calls ``_copy`` (the dims list's bound ``copy``) through ``operator.methodcaller``. An
-    # expired leased shape has no ``_copy`` (``_expire``), so the read falls back to
-    # ``__getattr__``, which raises the borrowed-object error.
+    # ``dims`` and ``size``, read many times per run by the execute path's callbacks, run no
+    # Python: ``dims`` calls ``_copy`` (the dims list's bound ``copy``) through
+    # ``operator.methodcaller``, ``size`` reads ``_count``. An expired leased shape has
+    # neither (``_expire``), so a read falls back to ``__getattr__``, which raises the
+    # borrowed-object error.
     if TYPE_CHECKING:
 
         @property
         def dims(self) -> list[int]: ...
+        @property
+        def size(self) -> int: ...
 
     else:
         dims = property(methodcaller("_copy"), doc="The dims, as a new list.")
+        size = property(
+            attrgetter("_count"),
+            doc="Element count: 1 for a scalar, -1 if a dim is negative or the count "
+            "overflows int64.",
+        )
 
         def __getattr__(self, name: str) -> NoReturn:
-            if name == "_copy" and self._lease is not None and not self._lease.alive:
+            if name in _EXPIRING and self._lease is not None and not self._lease.alive:
                 _expired("Shape")
             raise AttributeError(f"'Shape' object has no attribute {name!r}")
 
@@ -86,18 +100,6 @@ class Shape:
         if self._lease is not None and not self._lease.alive:
             _expired("Shape")
         return len(self._dims)
-
-    @property
-    def size(self) -> int:
-        """Element count: 1 for a scalar, -1 if a dim is negative or the count overflows int64."""
-        if self._lease is not None and not self._lease.alive:
-            _expired("Shape")
-        count = 1
-        for dim in self._dims:
-            if dim < 0:
-                return -1
-            count *= dim
-        return count if count <= _INT64_MAX else -1
 
     def is_scalar(self) -> bool:
         """Whether the shape has no dims."""
@@ -119,6 +121,7 @@ class Shape:
         dims = self._edited()
         position = _check_index(index, len(dims), "dim index")
         dims[position] = _check_dim(value)
+        self._recount()
 
     def append_dim(self, value: int) -> Self:
         """Add a trailing dim and return ``self``; ``ValueError`` past 25 dims."""
@@ -126,14 +129,17 @@ class Shape:
         dim = _check_dim(value)
         _check_dim_count(len(dims) + 1)
         dims.append(dim)
+        self._recount()
         return self
 
     def set_scalar(self) -> None:
         """Drop every dim."""
         self._edited().clear()
+        self._count = 1
 
     def _assign(self, dims: list[int]) -> None:
         self._edited()[:] = dims
+        self._recount()
 
     def _bind(self, lease: _Lease) -> None:
         self._lease = lease
@@ -251,6 +257,20 @@ class StorageShape:
 
 
 # --- ExpandDimsType --------------------------------------------------------------------------
+
+
+_EXPIRING = frozenset({"_copy", "_count"})  # what _expire removes
+
+
+def _element_count(dims: list[int]) -> int:
+    """``Shape.size`` of ``dims``: 1 for none, -1 if one is negative or the count overflows
+    int64."""
+    count = 1
+    for dim in dims:
+        if dim < 0:
+            return -1
+        count *= dim
+    return count if count <= _INT64_MAX else -1
 
 
 def _dims_from(value: object, what: str) -> list[int]:

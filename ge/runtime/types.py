@@ -65,7 +65,6 @@ from ge.error import GeError, GeTypeError, GeValueError
 from ge.graph._dtypes import dtype_info
 from ge.graph.types import DataType, Format
 from ge.runtime._checks import (
-    _INT64_MAX,
     MAX_DIM_NUM,
     MAX_EXPAND_SIZE,
     _check_data_type,
@@ -362,6 +361,8 @@ class Tensor:
         def data_type(self) -> DataType: ...
         @property
         def placement(self) -> TensorPlacement: ...
+        @property
+        def shape_size(self) -> int: ...
 
     else:
         addr = property(attrgetter("_addr"), doc="Address of the data in device memory.")
@@ -390,6 +391,11 @@ class Tensor:
         )
         data_type = property(attrgetter("_data_type"), doc="The element type.")
         placement = property(attrgetter("_placement"), doc="Where the data lives.")
+        shape_size = property(
+            attrgetter("_shape._storage._count"),
+            doc="Element count of the storage shape (not a byte count; see ``size``); -1 if "
+            "a dim is unknown or the count overflows int64, as ``Shape.size``.",
+        )
 
         def __getattr__(self, name: str) -> NoReturn:
             """Reached when a read finds a field missing: an accessor of an invalidated
@@ -397,19 +403,6 @@ class Tensor:
             if name in _ACCESSORS:
                 self._expired()
             raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-
-    @property
-    def shape_size(self) -> int:
-        """Element count of the storage shape (not a byte count; see ``size``); -1 if a dim is
-        unknown or the count overflows int64, as ``Shape.size``."""
-        if not self._lease.alive:
-            self._expired()
-        count = 1
-        for dim in self._shape._storage._dims:
-            if dim < 0:
-                return -1
-            count *= dim
-        return count if count <= _INT64_MAX else -1
 
     def __repr__(self) -> str:
         if not self._lease.alive:

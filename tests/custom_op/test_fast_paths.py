@@ -356,6 +356,7 @@ def _layout(t: Tensor) -> tuple[Any, ...]:
     return (
         t.origin_shape.dims,
         t.storage_shape.dims,
+        (t.shape_size, t.origin_shape.size, t.storage_shape.size),
         t.origin_format,
         t.storage_format,
         rule.full_size,
@@ -392,7 +393,7 @@ def test_an_edit_in_one_run_is_undone_for_every_later_run(
         for seed in range(4):
             _run_checked(session, seed)
             assert len(restores) == (0 if seed == 0 else 1), f"run {seed}"
-        plan = ([4], [4], Format.FORMAT_ND, Format.FORMAT_ND, 0, [False] * 4)
+        plan = ([4], [4], (4, 4, 4), Format.FORMAT_ND, Format.FORMAT_ND, 0, [False] * 4)
         assert seen == [(plan, plan)] * 4
     finally:
         GeApi.ge_finalize()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import cProfile
 import pstats
+import random
 
 import pytest
 
@@ -131,3 +132,55 @@ def test_an_invalidated_tensors_shapes_refuse_dims() -> None:
     with pytest.raises(RuntimeError, match="borrowed"):
         storage.get_dim(0)
     assert repr(storage) == "Shape(<expired borrowed view>)"
+
+
+def _reference_size(dims: list[int]) -> int:
+    if any(d < 0 for d in dims):
+        return -1
+    count = 1
+    for d in dims:
+        count *= d
+    return count if count < 2**63 else -1
+
+
+def test_sizes_follow_every_edit() -> None:
+    """``Shape.size`` and ``Tensor.shape_size`` read a count the mutators keep: after any
+    sequence of edits it is the element count of the dims (-1 for an unknown dim or an int64
+    overflow), for a plain shape and for a tensor's views."""
+    rng = random.Random(0)
+    t = _tensor()
+    plain = Shape([3])
+    for step in range(400):
+        target = rng.choice([plain, t.storage_shape, t.origin_shape])
+        dims = target.dims
+        op = rng.randrange(6)
+        if op == 0 and dims:
+            target.set_dim(rng.randrange(len(dims)), rng.choice([-1, 0, 1, 7, 2**40]))
+        elif op == 1 and len(dims) < 25:
+            target.append_dim(rng.choice([-2, 0, 3, 2**31]))
+        elif op == 2:
+            target.set_scalar()
+        elif op == 3:
+            t.shape.set_storage_shape([rng.randrange(1, 9) for _ in range(rng.randrange(4))])
+        elif op == 4:
+            t.shape.set_origin_shape(Shape([2**62, rng.choice([1, 2, 0])]))
+        else:
+            copied = copy.copy(target)
+            assert (copied.dims, copied.size) == (target.dims, target.size)
+        for shape in (plain, t.storage_shape, t.origin_shape):
+            assert shape.size == _reference_size(shape.dims), (step, shape.dims)
+        assert t.shape_size == _reference_size(t.storage_shape.dims)
+
+
+def test_size_and_shape_size_make_no_python_call() -> None:
+    t = _tensor()
+    storage = t.storage_shape
+    profile = cProfile.Profile()
+    profile.enable()
+    values = (t.shape_size, storage.size)
+    profile.disable()
+    assert [k for k in pstats.Stats(profile).stats if k[0] != "~"] == []  # type: ignore[attr-defined]
+    assert values == (6, 6)
+    t._invalidate()
+    with pytest.raises(RuntimeError, match="this Shape was borrowed"):
+        storage.size  # noqa: B018

@@ -22,6 +22,15 @@ the 32 KiB copies evict their objects and code between runs (a task run right af
 ``run_graph``, or after summing 128 KiB, is as slow). Only fewer calls and fewer objects
 touched shrink that part.
 
+What a run is made of now (issue #13): 15 Python frames, 7 of them the sample's own
+(``execute``, ``_dims`` twice and its two generator expressions), and one each for the task's
+``run``, the loan's ``open`` and ``close``, ``get_execute_ctx``, ``malloc_output_tensor``,
+``get_stream`` and ``launch_kernel``; the Tensor and Shape reads (``addr``, ``shape``,
+``storage_shape``, ``dims``, ``shape_size``...) run no Python. Of the loan, ``close``'s
+reference counts of its 20 objects (``sys.getrefcount`` each: what keeps an object a callback
+kept from coming back to life) are most; of ``launch_kernel``, the ctypes call into the pool
+and packing the arguments. The 3 us goal is below what the sample's own Python costs here.
+
 Timing on a shared machine: a sample is a short batch (``CALLS`` calls, well under a
 scheduler time slice), so most samples run unpreempted and the median is what the code
 costs; long batches fold other processes' time slices into every sample instead.

@@ -26,7 +26,10 @@ Decisions where GE-PY's docs are silent (each is ours, not GE's):
   callback; ``Tensor._invalidate()`` ends the loan. After that the tensor and every view taken
   from it (its ``StorageShape``, ``Shape``, ``StorageFormat`` and ``ExpandDimsType``) raise
   ``RuntimeError`` on any use, as GE-PY documents for objects used outside their callback.
-  Plain values read from them (``int``, ``list``, enum members) stay usable.
+  Plain values read from them (``int``, ``list``, enum members) stay usable. The plain reads
+  (``Tensor.addr``, ``shape``, ``shape_size``..., ``Shape.dims`` and ``size``) run no Python
+  (properties over ``operator`` getters): invalidating clears the fields they read, and a read
+  that finds none raises the borrowed-object error from ``__getattr__``.
 * ``Shape.size`` is the element count: 1 for a scalar (the empty product; seed 004 calls
   ``shape_size`` "the element count", and a scalar holds one element), -1 if any dim is
   negative (unknown) or the product overflows int64, as ``gert::Shape::GetShapeSize`` does.

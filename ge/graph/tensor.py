@@ -325,9 +325,18 @@ class Tensor:
         'DT_INT64'
         """
         array = np.asarray(array)
-        return cls(
-            array, None, data_type_from_numpy(array.dtype), format, list(array.shape), placement
-        )
+        data_type = data_type_from_numpy(array.dtype)
+        if (
+            type(format) is Format
+            and placement is Placement.PLACEMENT_HOST
+            and numpy_dtype(data_type) == array.dtype
+        ):
+            # What the constructor makes of it (a private C-order copy of the elements, as
+            # bytes, under a desc of the array's shape) without its checks of list data and
+            # argument types, which such an array passes: a builder makes every constant here.
+            raw = np.ascontiguousarray(array.reshape(array.size).astype(array.dtype))
+            return cls._adopt(TensorDesc._of(array.shape, format, data_type), raw.view(np.uint8))
+        return cls(array, None, data_type, format, list(array.shape), placement)
 
     # --- description -------------------------------------------------------------------------
     def set_format(self, format: Format) -> Self:

@@ -356,3 +356,38 @@ def test_donation_into_an_output_written_through_a_view() -> None:
     if not _output_views(plan):
         pytest.skip("the reshape was folded into the kernel")
     assert PlanRunner(plan).aliasable(0, 0)
+
+
+def test_execute_plan_places_views_at_their_sources_addresses() -> None:
+    """The stream's path (``execute_plan``: fresh output memory from ``alloc``, inputs at
+    device addresses) addresses each view where its source is."""
+    from ge.runtime import memory
+    from ge.runtime.executor import execute_plan
+
+    b = GraphBuilder("stream")
+    x = b.create_input(0, shape=[2, 6])
+    w = b.create_input(1, shape=[4, 2])
+    graph = b.build_and_reset([(x.reshape([3, 4]) @ w).reshape([6]), x.reshape([12]) * 2.0])
+    plan = _plan(CompiledGraph(graph))
+    assert _input_views(plan) and _output_views(plan)
+    rng = np.random.default_rng(5)
+    xa = rng.standard_normal((2, 6)).astype(np.float32)
+    wa = rng.standard_normal((4, 2)).astype(np.float32)
+    blocks = [memory.malloc(a.nbytes) for a in (xa, wa)]
+    try:
+        for block, a in zip(blocks, (xa, wa), strict=True):
+            memory.memcpy_h2d(block.addr, a)
+        addrs, releases = execute_plan(plan, [block.addr for block in blocks])
+        try:
+            got = [
+                memory.device_view(addr, plan.buffers[buf].nbytes).view(np.float32).copy()
+                for addr, buf in zip(addrs, plan.outputs, strict=True)
+            ]
+        finally:
+            for release in releases:
+                release()
+    finally:
+        for block in blocks:
+            memory.free(block)
+    np.testing.assert_allclose(got[0], (xa.reshape(3, 4) @ wa).reshape(6), rtol=1e-5)
+    np.testing.assert_allclose(got[1], xa.reshape(12) * 2.0, rtol=1e-6)

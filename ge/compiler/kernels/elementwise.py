@@ -476,7 +476,7 @@ def lower_program(
     for spec, view, walk in zip(in_specs, views, walks, strict=True):
         if view is None:
             kinds.append(_kind(int(np.prod(spec.shape, dtype=np.int64)), n, walk))
-        elif walk[-1] != 1:
+        elif walk[-1] != 1 and dims != [1]:  # one element: its offset is the whole view
             return None
         else:
             kinds.append("full" if len(dims) == 1 else "row")

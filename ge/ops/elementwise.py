@@ -390,13 +390,36 @@ def _quiet(fn: Callable[..., Any], *args: np.ndarray) -> Any:
         return fn(*args)
 
 
+def _closed_infer(row: _Binary) -> Callable[[InferContext], list[TensorDesc]]:
+    """``binary_infer``, refusing inputs whose promoted type the op does not take: an integer-
+    only op given int64 and uint64 (numpy promotes them to float64 and has no integer loop
+    for the pair, so ``np.lcm``/``np.bitwise_and`` refuse it too). Only rows without float64
+    need it: for the others every promotion stays inside their types."""
+    infer = binary_infer(row.out_type)
+    if _D.DT_DOUBLE in row.dtypes:
+        return infer
+
+    def closed(ctx: InferContext) -> list[TensorDesc]:
+        a, b = ctx.inputs[0], ctx.inputs[1]
+        promoted = rules.promote_types(a._data_type, b._data_type)
+        if promoted not in row.dtypes:
+            raise InferError(
+                f"inputs x1 ({a._data_type.name}) and x2 ({b._data_type.name}) "
+                f"promote to {promoted.name}, which {row.type} does not take; cast both to "
+                f"one type"
+            )
+        return infer(ctx)
+
+    return closed
+
+
 for _b in _BINARY:
     register_op_def(
         OpDef(
             _b.type,
             inputs=(inp("x1", _b.dtypes), inp("x2", _b.dtypes)),
             outputs=(out("y", {_b.out_type} if _b.out_type else _b.dtypes),),
-            infer=binary_infer(_b.out_type),
+            infer=_closed_infer(_b),
             reference=_binary_reference(_b),
             elementwise=True,
             commutative=_b.commutative,

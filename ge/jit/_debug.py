@@ -184,7 +184,7 @@ def _scope_of(recorder: Recorder, builder: GraphBuilder) -> Scope:
 
 
 def _chain(scope: Scope, node: Node) -> None:
-    if scope.last is not None and scope.last._graph is not None:
+    if scope.last is not None and scope.last.graph is not None:
         scope.builder._graph.add_control_edge(scope.last, node)
     scope.last = node
 

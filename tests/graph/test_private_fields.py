@@ -53,6 +53,10 @@ ALLOWLIST: dict[str, str] = {
 # the receiver is.
 NOT_A_NODE: dict[tuple[str, str], str] = {
     ("ge/compiler/cse.py", "desc._attrs"): "a TensorDesc",
+    ("ge/jit/_control.py", "builder._graph"): "a GraphBuilder (the graph a body is built in)",
+    ("ge/jit/_debug.py", "scope.builder._graph"): "a GraphBuilder (the graph a print is in)",
+    ("ge/jit/_plan_cache.py", "graph._attrs"): "a Graph (its attributes, part of the key)",
+    ("ge/jit/_plan_cache.py", "desc._attrs"): "a TensorDesc (its attributes, part of the key)",
 }
 
 

@@ -72,4 +72,6 @@ def test_readme_opens_with_two_setup_commands() -> None:
     demo, suite = first.group(1).strip().splitlines()
     assert demo.startswith("pip install -e . && python examples/")
     assert (ROOT / demo.split("python ", 1)[1]).is_file()
-    assert suite == "pip install -e '.[test]' && python -m pytest -q"
+    assert suite == "pip install -e '.[test]' && python -m pytest -q -n auto"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert suite in ci, "the README's test command is the one .ci/run runs"

@@ -16,7 +16,6 @@ import ctypes
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from ge.allocator import MemBlock
 from ge.error import GeError, GeTypeError, GeValueError
 from ge.runtime import _launcher
 from ge.runtime._launcher_ir import _MOVED, _MOVED_BASE
+from ge.runtime._record import FrozenRecord
 from ge.runtime.stream import _STREAMS, Stream, resolve_stream
 
 if TYPE_CHECKING:
@@ -46,15 +46,21 @@ _ENV_BOUNDSCHECK = "GE_KERNEL_BOUNDSCHECK"
 _CFUNC = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceRange:
+class DeviceRange(FrozenRecord):
     """An address argument with its extent, checked against live memory at launch.
     ``generation`` (from ``DeviceRange.of(block)``) also refuses it once the block it came
     from was freed, even if its address was reused; 0 checks the range alone."""
 
+    __match_args__ = ("addr", "nbytes", "generation")
+    __slots__ = ("addr", "generation", "nbytes")
     addr: int
     nbytes: int
-    generation: int = 0
+    generation: int
+
+    def __init__(self, addr: int, nbytes: int, generation: int = 0) -> None:
+        self._set("addr", addr)
+        self._set("nbytes", nbytes)
+        self._set("generation", generation)
 
     @classmethod
     def of(cls, block: MemBlock, offset: int = 0, nbytes: int | None = None) -> DeviceRange:

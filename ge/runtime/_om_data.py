@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ge.error import GeError
+from ge.runtime._record import FrozenRecord, Record
 from ge.runtime.plan import BufferKind, HostTask
 
 if TYPE_CHECKING:
@@ -73,8 +73,8 @@ class ModelFormatError(GeError):
 
 # --- the data a model file holds ---------------------------------------------------------------
 # The records are named tuples (immutable, compared and printed by value, as frozen dataclasses
-# are): creating their classes costs a fifth of a dataclass's, paid by every fresh process that
-# loads a model.
+# are) or plain records (``ge.runtime._record``): creating their classes costs a fraction of a
+# dataclass's, paid by every fresh process that loads a model.
 class KernelTaskData(NamedTuple):
     name: str
     kernel: int  # index into ModelData.kernels
@@ -92,12 +92,19 @@ class HostTaskData(NamedTuple):
     params: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class BufferData:  # a dataclass: a named tuple's field cannot be called index
+class BufferData(FrozenRecord):  # a record: a named tuple's field cannot be called index
+    __match_args__ = ("kind", "index", "shape", "dtype")
+    __slots__ = ("dtype", "index", "kind", "shape")
     kind: BufferKind
     index: int
     shape: tuple[int, ...]
     dtype: str
+
+    def __init__(self, kind: BufferKind, index: int, shape: tuple[int, ...], dtype: str) -> None:
+        self._set("kind", kind)
+        self._set("index", index)
+        self._set("shape", shape)
+        self._set("dtype", dtype)
 
     @property
     def nbytes(self) -> int:
@@ -124,18 +131,52 @@ class GraphEntry(NamedTuple):
     plan: PlanData
 
 
-@dataclass
-class ModelData:
-    """Everything a model file holds. ``weights`` are arrays (or read-only views of the file)."""
+class ModelData(Record):
+    """Everything a model file holds. ``weights`` are arrays (or read-only views of the file).
+    ``weight_names``: see plan_data; ``ambiguous_names``: Const names of several values (both
+    a new empty one when not given); ``ge_options``: the record it was compiled with (None:
+    not saved)."""
 
-    graphs: list[GraphEntry]
-    kernels: list[bytes]
-    weights: list[np.ndarray]
-    options: dict[str, str]
-    ge_version: str = ""
-    weight_names: dict[str, int] = field(default_factory=dict)  # see plan_data
-    ambiguous_names: set[str] = field(default_factory=set)  # Const names of several values
-    ge_options: Options | None = None  # the record it was compiled with (None: not saved)
+    __match_args__ = (
+        "graphs",
+        "kernels",
+        "weights",
+        "options",
+        "ge_version",
+        "weight_names",
+        "ambiguous_names",
+        "ge_options",
+    )
+    __slots__ = (
+        "ambiguous_names",
+        "ge_options",
+        "ge_version",
+        "graphs",
+        "kernels",
+        "options",
+        "weight_names",
+        "weights",
+    )
+
+    def __init__(
+        self,
+        graphs: list[GraphEntry],
+        kernels: list[bytes],
+        weights: list[np.ndarray],
+        options: dict[str, str],
+        ge_version: str = "",
+        weight_names: dict[str, int] | None = None,
+        ambiguous_names: set[str] | None = None,
+        ge_options: Options | None = None,
+    ) -> None:
+        self.graphs = graphs
+        self.kernels = kernels
+        self.weights = weights
+        self.options = options
+        self.ge_version = ge_version
+        self.weight_names: dict[str, int] = {} if weight_names is None else weight_names
+        self.ambiguous_names: set[str] = set() if ambiguous_names is None else ambiguous_names
+        self.ge_options = ge_options
 
 
 # makes a Python host task data, or says it cannot (None): given the task and the list to

@@ -11,12 +11,12 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ge.runtime import memory
+from ge.runtime._record import FrozenRecord
 from ge.runtime.memory import data_address
 from ge.runtime.plan import BufferKind, HostTask, KernelTask, Plan, buffers_of
 
@@ -423,11 +423,17 @@ def lend_array(array: np.ndarray, loans: list[int]) -> int | None:
     return addr if memory.contains(addr, array.nbytes) else None
 
 
-@dataclass(frozen=True)
-class _Direct:
+class _Direct(FrozenRecord):
+    __match_args__ = ("inputs", "outputs", "lent")
+    __slots__ = ("inputs", "lent", "outputs")
     inputs: frozenset[int]  # read in place by kernels
     outputs: frozenset[int]  # written in place by kernels
     lent: frozenset[int]  # read in place, host tasks too: lent to device memory for the run
+
+    def __init__(self, inputs: frozenset[int], outputs: frozenset[int], lent: frozenset[int]):
+        self._set("inputs", inputs)
+        self._set("outputs", outputs)
+        self._set("lent", lent)
 
 
 def _direct_slots(plan: Plan) -> _Direct:

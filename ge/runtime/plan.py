@@ -28,7 +28,6 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -36,6 +35,7 @@ import numpy as np
 
 from ge.error import GeError, GeValueError
 from ge.runtime import _launcher, memory
+from ge.runtime._record import FrozenRecord, Record
 from ge.runtime.kernel import (
     KernelBinary,
     KernelFunction,
@@ -74,12 +74,21 @@ class BufferKind(Enum):
     INTERMEDIATE = "intermediate"
 
 
-@dataclass
-class BufferSpec:
-    kind: BufferKind
-    index: int  # input/output index, const slot, or arena offset for intermediates
-    shape: tuple[int, ...]
-    dtype: np.dtype[Any]
+class BufferSpec(Record):
+    __match_args__ = ("kind", "index", "shape", "dtype")
+    __slots__ = ("dtype", "index", "kind", "shape")
+
+    def __init__(
+        self,
+        kind: BufferKind,
+        index: int,  # input/output index, const slot, or arena offset for intermediates
+        shape: tuple[int, ...],
+        dtype: np.dtype[Any],
+    ) -> None:
+        self.kind = kind
+        self.index = index
+        self.shape = shape
+        self.dtype = dtype
 
     @property
     def nbytes(self) -> int:
@@ -96,12 +105,17 @@ def view(addr: int, spec: BufferSpec) -> np.ndarray:
     return array
 
 
-@dataclass(frozen=True)
-class KernelRef:
+class KernelRef(FrozenRecord):
     """A kernel by key: the SHA-256 (hex) of its binary's bytes and the function's name."""
 
+    __match_args__ = ("binary", "function")
+    __slots__ = ("binary", "function")
     binary: str
     function: str
+
+    def __init__(self, binary: str, function: str) -> None:
+        self._set("binary", binary)
+        self._set("function", function)
 
 
 # the process's kernel table: binary key -> the loaded binary. Binaries stay loaded for the
@@ -156,25 +170,63 @@ def binary_data(ref: KernelRef) -> bytes:
     return resolve_kernel(ref).binary.data
 
 
-@dataclass
-class KernelTask:
-    """One kernel launch: ``args = template`` with ``args[pos] = addr(buffer) + offset``."""
+class KernelTask(Record):
+    """One kernel launch: ``args = template`` with ``args[pos] = addr(buffer) + offset``.
 
-    name: str
-    kernel: KernelRef
-    block_dim: int
-    template: np.ndarray
-    patch_pos: np.ndarray
-    patch_buf: np.ndarray
-    patch_off: np.ndarray
-    # inputs each element of which is read before the same element of every output is
-    # written (elementwise kernels): an output may share memory with one of them
-    same_index_inputs: frozenset[int] = frozenset()
-    # diagnostics, not plan data (a model file drops them): host code run only after a launch
-    # failed, to say why: it gets views of ``explain_buffers`` and returns the message, or
-    # None (a successful run never calls it)
-    explain: Callable[[list[np.ndarray]], str | None] | None = None
-    explain_buffers: tuple[int, ...] = ()
+    ``same_index_inputs``: inputs each element of which is read before the same element of
+    every output is written (elementwise kernels): an output may share memory with one of
+    them. ``explain`` and ``explain_buffers`` are diagnostics, not plan data (a model file
+    drops them): host code run only after a launch failed, to say why: it gets views of
+    ``explain_buffers`` and returns the message, or None (a successful run never calls it)."""
+
+    __match_args__ = (
+        "name",
+        "kernel",
+        "block_dim",
+        "template",
+        "patch_pos",
+        "patch_buf",
+        "patch_off",
+        "same_index_inputs",
+        "explain",
+        "explain_buffers",
+    )
+    __slots__ = (
+        "block_dim",
+        "explain",
+        "explain_buffers",
+        "kernel",
+        "name",
+        "patch_buf",
+        "patch_off",
+        "patch_pos",
+        "same_index_inputs",
+        "template",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kernel: KernelRef,
+        block_dim: int,
+        template: np.ndarray,
+        patch_pos: np.ndarray,
+        patch_buf: np.ndarray,
+        patch_off: np.ndarray,
+        same_index_inputs: frozenset[int] = frozenset(),
+        explain: Callable[[list[np.ndarray]], str | None] | None = None,
+        explain_buffers: tuple[int, ...] = (),
+    ) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.block_dim = block_dim
+        self.template = template
+        self.patch_pos = patch_pos
+        self.patch_buf = patch_buf
+        self.patch_off = patch_off
+        self.same_index_inputs = same_index_inputs
+        self.explain = explain
+        self.explain_buffers = explain_buffers
 
     @property
     def function(self) -> KernelFunction:
@@ -220,8 +272,7 @@ def kernel_task(
     )
 
 
-@dataclass
-class HostTask:
+class HostTask(Record):
     """Host code run on views of ``buffers`` (inputs first, then outputs).
 
     A data task (``host_task``) names a ``HOST_OPS`` entry in ``op`` with its ``params``
@@ -229,11 +280,22 @@ class HostTask:
     function. A Python task (``op == PYTHON_TASK``) carries its closure in ``fn``: it runs
     only in the process that made it."""
 
-    name: str
-    fn: Callable[[list[np.ndarray]], None] | None
-    buffers: list[int]
-    op: str = PYTHON_TASK
-    params: dict[str, Any] = field(default_factory=dict)
+    __match_args__ = ("name", "fn", "buffers", "op", "params")
+    __slots__ = ("buffers", "fn", "name", "op", "params")
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[list[np.ndarray]], None] | None,
+        buffers: list[int],
+        op: str = PYTHON_TASK,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.buffers = buffers
+        self.op = op
+        self.params: dict[str, Any] = {} if params is None else params
 
     def run(self, addrs: np.ndarray, specs: Sequence[BufferSpec]) -> None:
         """Run a Python task (data tasks run through ``Plan.bind()``)."""
@@ -330,8 +392,7 @@ def _loop(params: dict[str, Any]) -> HostFn:
     return run
 
 
-@dataclass(frozen=True)
-class HostOp:
+class HostOp(FrozenRecord):
     """A host task that is data: its parameters by kind and the maker of its function from
     them (sub-plans given as ``SubRun``s). Kinds: ``bool``, ``int``, ``ints``, ``str``,
     ``strs`` (a list of strings), ``plan`` (a sub-plan's index in ``Plan.subplans``),
@@ -346,9 +407,22 @@ class HostOp:
     ``make_addressed`` instead of ``make``: it gets the parameters and the task's buffers as
     ``(buffer id, BufferSpec)`` pairs, and its function gets the run's address vector."""
 
+    __match_args__ = ("params", "make", "make_addressed")
+    __slots__ = ("make", "make_addressed", "params")
     params: dict[str, str]
-    make: Callable[[dict[str, Any]], HostFn] | None = None
-    make_addressed: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] | None = None
+    make: Callable[[dict[str, Any]], HostFn] | None
+    make_addressed: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] | None
+
+    def __init__(
+        self,
+        params: dict[str, str],
+        make: Callable[[dict[str, Any]], HostFn] | None = None,
+        make_addressed: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn]
+        | None = None,
+    ) -> None:
+        self._set("params", params)
+        self._set("make", make)
+        self._set("make_addressed", make_addressed)
 
 
 # The maker of ``reference`` tasks (an op without a kernel, run by its numpy reference on the
@@ -464,21 +538,41 @@ def _resolve(value: Any, kind: str, subruns: Sequence[SubRun]) -> Any:
     return value
 
 
-@dataclass
-class _Batch:
+class _Batch(Record):
     """Every kernel task's arguments in one vector and a launcher table over it.
 
     ``table`` row k is ``(status entry, block_dim, offset of k's arguments in bytes)``; a run
     adds the address of its copy of ``args`` to the offsets. ``segments`` lists
     ``(first row, end row)`` for runs of kernels and ``(task index, -1)`` for host tasks."""
 
-    args: np.ndarray
-    patch_pos: np.ndarray
-    patch_buf: np.ndarray
-    patch_off: np.ndarray
-    table: np.ndarray
-    kernel_index: list[int]  # table row -> task index
-    segments: list[tuple[int, int]]
+    __match_args__ = (
+        "args",
+        "patch_pos",
+        "patch_buf",
+        "patch_off",
+        "table",
+        "kernel_index",
+        "segments",
+    )
+    __slots__ = ("args", "kernel_index", "patch_buf", "patch_off", "patch_pos", "segments", "table")
+
+    def __init__(
+        self,
+        args: np.ndarray,
+        patch_pos: np.ndarray,
+        patch_buf: np.ndarray,
+        patch_off: np.ndarray,
+        table: np.ndarray,
+        kernel_index: list[int],  # table row -> task index
+        segments: list[tuple[int, int]],
+    ) -> None:
+        self.args = args
+        self.patch_pos = patch_pos
+        self.patch_buf = patch_buf
+        self.patch_off = patch_off
+        self.table = table
+        self.kernel_index = kernel_index
+        self.segments = segments
 
     @staticmethod
     def of(tasks: Sequence[Task], functions: Sequence[KernelFunction | None]) -> _Batch:
@@ -516,31 +610,74 @@ def _concat(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
 
-@dataclass
-class Plan:
-    """Tasks in order, the buffers they use, and where graph inputs and outputs live."""
+class Plan(Record):
+    """Tasks in order, the buffers they use, and where graph inputs and outputs live.
 
-    buffers: list[BufferSpec] = field(default_factory=list)
-    tasks: list[Task] = field(default_factory=list)
-    inputs: list[int] = field(default_factory=list)  # buffer id of graph input i
-    outputs: list[int] = field(default_factory=list)  # buffer id of graph output j
-    const_addrs: dict[int, int] = field(default_factory=dict)  # buffer id -> device address
-    const_names: dict[int, str] = field(default_factory=dict)  # buffer id -> its Const node
-    # intermediate buffer -> the buffer whose bytes it is under another shape (a Reshape's
-    # output, like a numpy view): an intermediate, a graph input (a view of the caller's
-    # input, never written) or a graph output (an intermediate whose reshape is the result:
-    # its producer writes the caller's output memory; see ``ge.compiler.lower``). At run time
-    # a view is at its source's address (``addresses``, ``BoundPlan.set_buffer``), and the
-    # memory plan keeps an intermediate source's bytes as long as the view is read. Never a
-    # chain: a source is not itself a view
-    views: dict[int, int] = field(default_factory=dict)
-    arena_size: int = 0
-    # what the data host tasks of control flow run: ``plan`` / ``plans`` parameters index it
-    subplans: list[Plan] = field(default_factory=list)
-    owned: list[int] = field(default_factory=list)  # device memory freed with the plan
-    _program: Program | None = None  # the plan bound to live code (bind(), first run)
+    ``views``: intermediate buffer -> the buffer whose bytes it is under another shape (a
+    Reshape's output, like a numpy view): an intermediate, a graph input (a view of the
+    caller's input, never written) or a graph output (an intermediate whose reshape is the
+    result: its producer writes the caller's output memory; see ``ge.compiler.lower``). At run
+    time a view is at its source's address (``addresses``, ``BoundPlan.set_buffer``), and the
+    memory plan keeps an intermediate source's bytes as long as the view is read. Never a
+    chain: a source is not itself a view. ``subplans``: what the data host tasks of control
+    flow run (``plan`` / ``plans`` parameters index it). ``owned``: device memory freed with
+    the plan. ``_program``: the plan bound to live code (bind(), first run). A list or dict
+    not given is a new empty one."""
 
-    def __post_init__(self) -> None:
+    __match_args__ = (
+        "buffers",
+        "tasks",
+        "inputs",
+        "outputs",
+        "const_addrs",
+        "const_names",
+        "views",
+        "arena_size",
+        "subplans",
+        "owned",
+        "_program",
+    )
+    __slots__ = (  # with a __dict__: callers may hang objects on a plan (to keep them alive)
+        "__dict__",
+        "__weakref__",
+        "_program",
+        "arena_size",
+        "buffers",
+        "const_addrs",
+        "const_names",
+        "inputs",
+        "outputs",
+        "owned",
+        "subplans",
+        "tasks",
+        "views",
+    )
+
+    def __init__(
+        self,
+        buffers: list[BufferSpec] | None = None,
+        tasks: list[Task] | None = None,
+        inputs: list[int] | None = None,  # buffer id of graph input i
+        outputs: list[int] | None = None,  # buffer id of graph output j
+        const_addrs: dict[int, int] | None = None,  # buffer id -> device address
+        const_names: dict[int, str] | None = None,  # buffer id -> its Const node
+        views: dict[int, int] | None = None,
+        arena_size: int = 0,
+        subplans: list[Plan] | None = None,
+        owned: list[int] | None = None,
+        _program: Program | None = None,
+    ) -> None:
+        self.buffers: list[BufferSpec] = [] if buffers is None else buffers
+        self.tasks: list[Task] = [] if tasks is None else tasks
+        self.inputs: list[int] = [] if inputs is None else inputs
+        self.outputs: list[int] = [] if outputs is None else outputs
+        self.const_addrs: dict[int, int] = {} if const_addrs is None else const_addrs
+        self.const_names: dict[int, str] = {} if const_names is None else const_names
+        self.views: dict[int, int] = {} if views is None else views
+        self.arena_size = arena_size
+        self.subplans: list[Plan] = [] if subplans is None else subplans
+        self.owned: list[int] = [] if owned is None else owned
+        self._program = _program
         weakref.finalize(self, _free_all, self.owned)
 
     def device_constant(self, array: np.ndarray) -> int:

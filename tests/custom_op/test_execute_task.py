@@ -7,7 +7,6 @@ run after run, and an offline model neither writes nor reads such a task."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any, List
 
 import numpy as np
@@ -114,7 +113,7 @@ def test_a_task_without_its_instance_binds_through_the_registry(session) -> None
     op = register_add("RegistryTaskAdd")
     plan = _plan(session, _add_graph(op))
     task = _custom_task(plan)
-    bare = replace(task, params={**task.params, "instance": None})
+    bare = task.replace(params={**task.params, "instance": None})
     copy = Plan(
         buffers=plan.buffers,
         tasks=[bare if t is task else t for t in plan.tasks],
@@ -155,7 +154,7 @@ def test_a_task_that_does_not_fit_its_op_is_refused_at_bind(session) -> None:  #
         {"dtypes": [0]},
         {"output_names": []},
     ):
-        wrong = replace(task, params={**task.params, **bad})
+        wrong = task.replace(params={**task.params, **bad})
         with pytest.raises(GeError, match=r"does not fit op MisfitTaskAdd"):
             plan_mod._host_runner(wrong, plan.buffers, [])
 

@@ -7,6 +7,7 @@ arrays, shape (1,), and 0-d values broadcast against vectors; each compared with
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,12 +29,21 @@ def _never_cached() -> Iterator[None]:
 
 
 @pytest.fixture
-def reference_first(worker: background.BackgroundCompiler, monkeypatch: pytest.MonkeyPatch) -> None:
+def reference_first(
+    worker: background.BackgroundCompiler, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[], None]:
     """Every new trace goes to the worker and its first call runs on the reference, even
-    when an earlier case left its kernels in the cache."""
+    when an earlier case left its kernels in the cache. The worker's jobs read as unfinished
+    until the returned function is called: a graph with no kernel to build (``lambda x: x``)
+    can be done before the first call looks, which then (rightly) runs compiled."""
     monkeypatch.setenv("GE_JIT_BACKGROUND", "1")
     monkeypatch.setattr(_codegen, "_CACHE", {})
     monkeypatch.setattr(_codegen, "cached_only", _never_cached)
+    held = threading.Event()
+    held.set()
+    done = background.Job.done
+    monkeypatch.setattr(background.Job, "done", lambda job: not held.is_set() and done(job))
+    return held.clear
 
 
 def _host(value: Any) -> Any:
@@ -86,7 +96,9 @@ CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]] = [
 
 @pytest.mark.parametrize(("fn", "make"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_reference_and_compiled_calls_agree_on_odd_shapes(
-    reference_first: None, fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]]
+    reference_first: Callable[[], None],
+    fn: Callable[..., Any],
+    make: Callable[[], tuple[Any, ...]],
 ) -> None:
     args = make()
     expected = _leaves(fn(*(_host(a) for a in args)))
@@ -94,6 +106,7 @@ def test_reference_and_compiled_calls_agree_on_odd_shapes(
     first = _leaves(f(*args))
     (entry,) = f._cache.values()
     assert entry.job is not None and entry.runner is None  # that call ran on the reference
+    reference_first()
     assert ge.jit.wait_for_compiles(TIMEOUT)
     second = _leaves(f(*args))
     assert entry.job is None

@@ -17,6 +17,10 @@ Decisions (ours):
 - Users: the memory guard's view check (``ge._device._guard``) and the native launcher's
   pool (``ge.runtime._launcher``), so that a process that only loads and runs offline
   models (no compiler imported) builds neither.
+- ``jit_engine`` gives MCJIT a cached entry's object code for an empty module (only the
+  target triple): MCJIT never compiles a module whose object the cache returns, so parsing
+  and verifying the IR (~0.5-1 ms a user, every process) was wasted; the IR is parsed only
+  when there is no entry to load.
 - A directory that cannot be read or written only costs the build: every failure here is
   silent, and the caller builds the code itself.
 """
@@ -26,11 +30,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ge.options import Options, current_options
 
-__all__ = ["cache_directory", "code_key", "load_code", "read_entry", "store_code", "write_entry"]
+__all__ = [
+    "cache_directory",
+    "code_key",
+    "jit_engine",
+    "load_code",
+    "read_entry",
+    "store_code",
+    "write_entry",
+]
 
 _MAGIC = b"GEOC"
 _DIGEST = 32
@@ -68,6 +82,34 @@ def load_code(key: str) -> bytes | None:
 def store_code(key: str, code: bytes) -> bool:
     """Write an entry atomically; ``False`` (and nothing left behind) if it cannot be."""
     return write_entry(cache_directory(), f"{key}{_SUFFIX}", _MAGIC, code)
+
+
+def jit_engine(llvm: Any, key: str, ir: str, finalize: Callable[[Any], None] | None = None) -> Any:
+    """An MCJIT engine (llvmlite's ``llvm``, initialised for the native target) running the
+    code of ``ir``: the object code stored under ``key`` when there is an entry (the IR is not
+    parsed then), else ``ir`` compiled at ``opt=2`` and stored under ``key``. ``finalize``
+    (default: ``engine.finalize_object()``) loads the code; a caller that links symbols while
+    it loads passes its own. Raises what llvmlite raises for IR that does not parse."""
+    cached = load_code(key)
+    if cached is not None:
+        module = llvm.parse_assembly(f'target triple = "{llvm.get_process_triple()}"\n')
+    else:
+        module = llvm.parse_assembly(ir)
+        module.verify()
+    target = llvm.Target.from_default_triple()
+    engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
+    built: list[bytes] = []
+    if cached is not None:
+        engine.set_object_cache(getbuffer_func=lambda _module: cached)
+    else:
+        engine.set_object_cache(notify_func=lambda _module, data: built.append(bytes(data)))
+    if finalize is None:
+        engine.finalize_object()
+    else:
+        finalize(engine)
+    if built:
+        store_code(key, built[0])
+    return engine
 
 
 def read_entry(path: Path, magic: bytes) -> bytes | None:

@@ -325,23 +325,14 @@ def _compile(llvm: Any, cell: Any, ring: Any) -> Any:
     from ge._device import _code_cache  # noqa: PLC0415
 
     key = _code_cache.code_key("guard", _IR, llvm.get_process_triple(), _llvmlite_version())
-    cached = _code_cache.load_code(key)
-    module = llvm.parse_assembly(_IR)
-    module.verify()
-    target = llvm.Target.from_default_triple()
-    engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
-    built: list[bytes] = []
-    if cached is not None:
-        engine.set_object_cache(getbuffer_func=lambda _module: cached)
-    else:
-        engine.set_object_cache(notify_func=lambda _module, data: built.append(bytes(data)))
-    with _LINKING:
-        llvm.add_symbol(_CELL_SYMBOL, ctypes.addressof(cell))
-        llvm.add_symbol(_RING_SYMBOL, ctypes.addressof(ring))
-        engine.finalize_object()
-    if built:
-        _code_cache.store_code(key, built[0])
-    return engine
+
+    def link(engine: Any) -> None:
+        with _LINKING:
+            llvm.add_symbol(_CELL_SYMBOL, ctypes.addressof(cell))
+            llvm.add_symbol(_RING_SYMBOL, ctypes.addressof(ring))
+            engine.finalize_object()
+
+    return _code_cache.jit_engine(llvm, key, _IR, link)
 
 
 def _llvmlite_version() -> str:

@@ -120,19 +120,7 @@ class _Code:
         from ge._device import _code_cache  # noqa: PLC0415
 
         key = _code_cache.code_key("launcher", ir, llvm.get_process_triple(), llvmlite.__version__)
-        module = llvm.parse_assembly(ir)
-        module.verify()
-        target = llvm.Target.from_default_triple()
-        self._engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2))
-        cached = _code_cache.load_code(key)
-        built: list[bytes] = []
-        if cached:
-            self._engine.set_object_cache(getbuffer_func=lambda _module: cached)
-        else:
-            self._engine.set_object_cache(notify_func=lambda _m, data: built.append(bytes(data)))
-        self._engine.finalize_object()
-        if built:
-            _code_cache.store_code(key, built[0])
+        self._engine = _code_cache.jit_engine(llvm, key, ir)
         address = self._engine.get_function_address
         self.launch = _LAUNCH(address("ge_launch_placed"))
         self.launch_here = _LAUNCH_HERE(address("ge_launch"))  # no placement check

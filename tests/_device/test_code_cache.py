@@ -4,6 +4,7 @@ table), and a damaged or disabled cache only costs a build."""
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,3 +79,40 @@ def test_an_unwritable_directory_only_costs_the_build(tmp_path: Path) -> None:
         guard = RangeGuard()
     guard.insert(64, 128)
     assert guard.check(64, 64, 1)
+
+
+def _parsed_irs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every IR text llvmlite parses from now on (the real parse still runs)."""
+    import llvmlite.binding as llvm
+
+    parsed: list[str] = []
+    real = llvm.parse_assembly
+
+    def spy(text: str, *args: object, **kwargs: object) -> object:
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(llvm, "parse_assembly", spy)
+    return parsed
+
+
+def test_a_loaded_entry_parses_no_ir_and_a_build_parses_it_once(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ge._device import _guard
+    from ge.runtime import _launcher
+
+    parsed = _parsed_irs(monkeypatch)
+    RangeGuard()  # builds: parses the check's IR
+    code = _launcher._Code(_launcher.platform.machine())
+    built = list(parsed)
+    assert [t == _guard._IR for t in built] == [True, False] and "ge_launch" in built[1]
+    parsed.clear()
+    guard = RangeGuard()
+    again = _launcher._Code(_launcher.platform.machine())
+    assert len(parsed) == 2 and all(len(t) < 100 and "define" not in t for t in parsed)
+    guard.insert(4096, 4160)  # the loaded code runs, linked to its own table
+    assert guard.check(4096, 64, 1) and not guard.check(4096, 65, 1)
+    for loaded in (code, again):  # every pool function resolved in the loaded object
+        functions = (loaded.launch, loaded.launch_here, loaded.run_tasks, loaded.worker_main)
+        assert all(ctypes.cast(f, ctypes.c_void_p).value for f in functions)

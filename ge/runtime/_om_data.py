@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -72,24 +72,79 @@ class ModelFormatError(GeError):
 
 
 # --- the data a model file holds ---------------------------------------------------------------
-# The records are named tuples (immutable, compared and printed by value, as frozen dataclasses
-# are) or plain records (``ge.runtime._record``): creating their classes costs a fraction of a
-# dataclass's, paid by every fresh process that loads a model.
-class KernelTaskData(NamedTuple):
+# The records are frozen plain records (``ge.runtime._record``: immutable, compared and printed
+# by value, as frozen dataclasses and named tuples are): creating their classes costs a
+# fraction of a dataclass's or a named tuple's (which compiles each string annotation), paid by
+# every fresh process that loads a model. They are not tuples: read them by field.
+class KernelTaskData(FrozenRecord):
+    """``kernel``: index into ModelData.kernels; ``patches``: (argument position, buffer, byte
+    offset)."""
+
+    __match_args__ = (
+        "name",
+        "kernel",
+        "function",
+        "block_dim",
+        "template",
+        "patches",
+        "same_index_inputs",
+    )
+    __slots__ = (
+        "block_dim",
+        "function",
+        "kernel",
+        "name",
+        "patches",
+        "same_index_inputs",
+        "template",
+    )
     name: str
-    kernel: int  # index into ModelData.kernels
+    kernel: int
     function: str
     block_dim: int
     template: tuple[int, ...]
-    patches: tuple[tuple[int, int, int], ...]  # (argument position, buffer, byte offset)
-    same_index_inputs: tuple[int, ...] = ()
+    patches: tuple[tuple[int, int, int], ...]
+    same_index_inputs: tuple[int, ...]
+
+    def __init__(
+        self,
+        name: str,
+        kernel: int,
+        function: str,
+        block_dim: int,
+        template: tuple[int, ...],
+        patches: tuple[tuple[int, int, int], ...],
+        same_index_inputs: tuple[int, ...] = (),
+    ) -> None:
+        self._set("name", name)
+        self._set("kernel", kernel)
+        self._set("function", function)
+        self._set("block_dim", block_dim)
+        self._set("template", template)
+        self._set("patches", patches)
+        self._set("same_index_inputs", same_index_inputs)
 
 
-class HostTaskData(NamedTuple):
+_NO_PARAMS: Mapping[str, Any] = MappingProxyType({})
+
+
+class HostTaskData(FrozenRecord):
+    """``op``: a HOST_OPS name."""
+
+    __match_args__ = ("name", "op", "buffers", "params")
+    __slots__ = ("buffers", "name", "op", "params")
     name: str
-    op: str  # a HOST_OPS name
+    op: str
     buffers: tuple[int, ...]
-    params: Mapping[str, Any] = MappingProxyType({})
+    params: Mapping[str, Any]
+
+    def __init__(
+        self, name: str, op: str, buffers: tuple[int, ...], params: Mapping[str, Any] = _NO_PARAMS
+    ) -> None:
+        self._set("name", name)
+        self._set("op", op)
+        self._set("buffers", buffers)
+        self._set("params", params)
 
 
 class BufferData(FrozenRecord):  # a record: a named tuple's field cannot be called index
@@ -111,24 +166,80 @@ class BufferData(FrozenRecord):  # a record: a named tuple's field cannot be cal
         return nbytes_of(self.shape, self.dtype)
 
 
-class PlanData(NamedTuple):
-    """A ``Plan`` as data: kernels by index, host tasks by name, constants by weight index."""
+class PlanData(FrozenRecord):
+    """A ``Plan`` as data: kernels by index, host tasks by name, constants by weight index.
+    ``consts``: buffer -> weight index; ``views``: buffer -> the intermediate, input or output
+    whose bytes it is; ``subplans``: what control-flow host tasks run, by index."""
 
+    __match_args__ = (
+        "buffers",
+        "tasks",
+        "inputs",
+        "outputs",
+        "consts",
+        "views",
+        "arena_size",
+        "subplans",
+    )
+    __slots__ = (
+        "arena_size",
+        "buffers",
+        "consts",
+        "inputs",
+        "outputs",
+        "subplans",
+        "tasks",
+        "views",
+    )
     buffers: tuple[BufferData, ...]
     tasks: tuple[KernelTaskData | HostTaskData, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
-    consts: Mapping[int, int]  # buffer -> weight index
-    views: Mapping[int, int]  # buffer -> the intermediate, input or output whose bytes it is
+    consts: Mapping[int, int]
+    views: Mapping[int, int]
     arena_size: int
-    subplans: tuple[PlanData, ...] = ()  # what control-flow host tasks run, by index
+    subplans: tuple[PlanData, ...]
+
+    def __init__(
+        self,
+        buffers: tuple[BufferData, ...],
+        tasks: tuple[KernelTaskData | HostTaskData, ...],
+        inputs: tuple[int, ...],
+        outputs: tuple[int, ...],
+        consts: Mapping[int, int],
+        views: Mapping[int, int],
+        arena_size: int,
+        subplans: tuple[PlanData, ...] = (),
+    ) -> None:
+        self._set("buffers", buffers)
+        self._set("tasks", tasks)
+        self._set("inputs", inputs)
+        self._set("outputs", outputs)
+        self._set("consts", consts)
+        self._set("views", views)
+        self._set("arena_size", arena_size)
+        self._set("subplans", subplans)
 
 
-class GraphEntry(NamedTuple):
+class GraphEntry(FrozenRecord):
+    __match_args__ = ("name", "input_names", "output_names", "plan")
+    __slots__ = ("input_names", "name", "output_names", "plan")
     name: str
     input_names: tuple[str, ...]
     output_names: tuple[str, ...]
     plan: PlanData
+
+    def __init__(
+        self,
+        name: str,
+        input_names: tuple[str, ...],
+        output_names: tuple[str, ...],
+        plan: PlanData,
+    ) -> None:
+        self._set("name", name)
+        self._set("input_names", input_names)
+        self._set("output_names", output_names)
+        self._set("plan", plan)
 
 
 class ModelData(Record):

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from ge.runtime._launch import DeviceRange
-from ge.runtime._om_data import BufferData, ModelData
+from ge.runtime._om_data import (
+    BufferData,
+    GraphEntry,
+    HostTaskData,
+    KernelTaskData,
+    ModelData,
+    PlanData,
+)
 from ge.runtime.plan import BufferKind, BufferSpec, HostTask, KernelRef, Plan, host_task
 
 F32 = np.dtype(np.float32)
@@ -92,3 +99,18 @@ def weakref_finalizers(obj: object) -> list[object]:
     """The live ``weakref.finalize`` callbacks registered on ``obj``."""
     registry = weakref.finalize._registry  # type: ignore[attr-defined]
     return [f for f in list(registry) if f.alive and f.peek()[0] is obj]
+
+
+def test_model_file_records_are_frozen_values_with_their_defaults() -> None:
+    kernel = KernelTaskData("k", 0, "f", 1, (0, 0), ((0, 1, 0),))
+    host = HostTaskData("h", "copy", (0, 1))
+    plan = PlanData(
+        (BufferData(BufferKind.INPUT, 0, (1,), "int8"),), (kernel, host), (0,), (), {}, {}, 0
+    )
+    assert kernel.same_index_inputs == () and dict(host.params) == {} and plan.subplans == ()
+    with pytest.raises(TypeError):
+        host.params["x"] = 1  # type: ignore[index]  (the shared default is read-only)
+    entry = GraphEntry("g", ("x",), (), plan)
+    assert entry == GraphEntry("g", ("x",), (), plan) and hash(entry.plan.tasks[0]) == hash(kernel)
+    with pytest.raises(AttributeError, match="frozen GraphEntry"):
+        entry.plan = plan  # type: ignore[misc]

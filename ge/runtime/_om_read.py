@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +37,9 @@ from ge.runtime._om_data import (
     nbytes_of,
 )
 from ge.runtime.plan import HOST_OPS, BufferKind
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = ["unpack"]
 

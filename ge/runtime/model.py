@@ -33,7 +33,6 @@ runs one, and ``model.set_weights({...})`` replaces constants in place by name.
 
 from __future__ import annotations
 
-import mmap
 import os
 import weakref
 from collections.abc import Mapping, Sequence
@@ -52,6 +51,8 @@ from ge.runtime.kernel import DeviceRange
 from ge.runtime.plan import BufferSpec, HostTask, KernelRef, Plan, kernel_task, load_binary
 
 if TYPE_CHECKING:
+    import mmap
+
     from ge.options import Options
     from ge.runtime.types import TensorDesc
 
@@ -61,6 +62,8 @@ __all__ = ["Model", "ModelFormatError", "ModelGraph", "load_model"]
 def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview) -> Model:
     """The model in the file at ``source`` (a path) or in ``source``'s bytes."""
     if isinstance(source, (str, os.PathLike)):
+        import mmap  # noqa: PLC0415  (only a model read from a path maps it: a plan load does not)
+
         path = os.fspath(source)
         try:
             with open(path, "rb") as f:

@@ -18,7 +18,7 @@ Decisions (ours):
   live with the sink (they are Python objects: dataclasses, dicts of arrays), so the node
   runs only in the process that traced it. A ``print_id`` this process does not know (a graph
   read back from a file) raises ``GeError`` naming the node when it runs, and an offline model
-  refuses the node when it is built (its host task holds the sink, a live object).
+  refuses the node when it is built (its host task names a sink of this process).
 - Sinks are kept for the life of the process (one small closure per traced print).
 """
 
@@ -37,7 +37,7 @@ from ge.ops._define import attr, dyn
 from ge.ops.registry import register_op_def
 from ge.ops.schema import ExecContext, InferContext, OpDef
 
-__all__ = ["PRINT_OP", "Sink", "register_sink", "sink_of"]
+__all__ = ["PRINT_OP", "Sink", "make_print", "register_sink", "sink_of"]
 
 PRINT_OP = "JitDebugPrint"
 
@@ -65,6 +65,13 @@ def sink_of(print_id: int, node: str) -> Sink:
             f"process; a {PRINT_OP} node runs only in the process whose ge.jit trace made it"
         )
     return sink
+
+
+def make_print(params: dict[str, Any]) -> Sink:
+    """The function of a ``debug_print`` host task (``ge.runtime.plan.HOST_OPS``, bound by
+    name): the sink of its ``print_id``; ``GeError`` naming its ``node`` if this process has
+    none."""
+    return sink_of(int(params["print_id"]), str(params["node"]))
 
 
 def _infer(ctx: InferContext) -> list[Any]:

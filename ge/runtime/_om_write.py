@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,13 +64,8 @@ def plan_data(
                     tuple(sorted(int(i) for i in task.same_index_inputs)),
                 )
             )
-        elif isinstance(task, HostTask) and task.op == "custom_op":
-            raise GeError(
-                f"node {task.name} runs Python on the host (custom op "
-                f"{task.params['op_type']}'s execute); an offline model runs no Python "
-                f"callback: give the implementation declare_launch_args (its launches go into "
-                f"the model as kernels)"
-            )
+        elif isinstance(task, HostTask) and task.op in _PROCESS_ONLY:
+            raise GeError(f"node {task.name} {_PROCESS_ONLY[task.op](task)}")
         elif isinstance(task, HostTask) and task.op in HOST_OPS:
             made = translate(task, subplans) if translate and task.op == "reference" else None
             tasks.append(made if made is not None else _host_data(task))
@@ -118,6 +114,22 @@ def plan_data(
     )
 
 
+# Host ops that run Python of the process that made the plan: a model never holds one (it runs
+# no Python callback), so building one refuses them, saying why.
+_PROCESS_ONLY: dict[str, Callable[[HostTask], str]] = {
+    "custom_op": lambda task: (
+        f"runs Python on the host (custom op {task.params['op_type']}'s execute); an offline "
+        f"model runs no Python callback: give the implementation declare_launch_args (its "
+        f"launches go into the model as kernels)"
+    ),
+    "debug_print": lambda task: (
+        "(debug_print) prints through a Python function of the process that traced it "
+        "(ge.jit.debug_print in a cond/while_loop/fori_loop body); an offline model cannot "
+        "hold it"
+    ),
+}
+
+
 def _host_data(task: HostTask) -> HostTaskData:
     """A data host task as a file holds it: ``hint`` parameters dropped, ``attrs`` as JSON
     values; ``GeError`` naming the node for a ``live`` parameter or an attribute JSON cannot
@@ -127,10 +139,9 @@ def _host_data(task: HostTask) -> HostTaskData:
     for key, value in task.params.items():
         kind = kinds[key]
         if kind == "live" and value is not None:
-            what = "subgraphs and their runner" if key == "subgraphs" else "a Python function"
             raise GeError(
                 f"node {task.name} ({task.op}) runs over objects of this process ({key}: "
-                f"{what}); an offline model cannot hold it"
+                f"subgraphs and their runner); an offline model cannot hold it"
             )
         if kind in ("hint", "live"):
             params[key] = None

@@ -437,10 +437,27 @@ def _reference(params: dict[str, Any]) -> HostFn:
     an unconnected optional input), and ``attrs`` are its attributes (``node``: the node, for
     messages). ``descs`` (a hint) are the node's output descs, ``subgraphs`` (live) a
     control-flow op's graphs and their runner."""
+    make: Callable[[dict[str, Any]], HostFn] = _provided(REFERENCE_PROVIDER)
+    return make(params)
+
+
+def _provided(provider: tuple[str, str]) -> Any:
+    """The function ``(module, name)`` names, importing its module (a layer above the
+    runtime, named by string: the runtime never imports it unless a plan needs it)."""
     import importlib  # noqa: PLC0415
 
-    module, name = REFERENCE_PROVIDER
-    make: Callable[[dict[str, Any]], HostFn] = getattr(importlib.import_module(module), name)
+    module, name = provider
+    return getattr(importlib.import_module(module), name)
+
+
+# The maker of ``debug_print`` tasks (``ge.jit.debug_print`` in a body) finds the print's sink,
+# a Python function of the process that traced it, by the task's ``print_id``.
+DEBUG_PRINT_PROVIDER = ("ge.ops.debug", "make_print")
+
+
+def _debug_print(params: dict[str, Any]) -> HostFn:
+    """``debug_print``: the sink of print ``print_id`` (node ``node``) on the printed views."""
+    make: Callable[[dict[str, Any]], HostFn] = _provided(DEBUG_PRINT_PROVIDER)
     return make(params)
 
 
@@ -460,11 +477,8 @@ def _custom_op(params: dict[str, Any], buffers: list[tuple[int, BufferSpec]]) ->
     ``DataType`` and ``Format`` values, ``output_names`` the output instances' names.
     ``instance`` (a hint) is the implementation object lowering made for the node (its
     ``compile`` ran on it); without it, bind makes one."""
-    import importlib  # noqa: PLC0415
-
-    module, name = CUSTOM_OP_PROVIDER
-    make: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] = getattr(
-        importlib.import_module(module), name
+    make: Callable[[dict[str, Any], list[tuple[int, BufferSpec]]], AddrFn] = _provided(
+        CUSTOM_OP_PROVIDER
     )
     return make(params, buffers)
 
@@ -488,8 +502,7 @@ HOST_OPS: dict[str, HostOp] = {
         },
         _reference,
     ),
-    # ge.jit.debug_print in a body (ge.compiler.kernels.debug): the live ``sink`` prints the views
-    "debug_print": HostOp({"node": "str", "sink": "live"}, lambda params: params["sink"]),
+    "debug_print": HostOp({"node": "str", "print_id": "int"}, _debug_print),
     "custom_op": HostOp(
         {
             "op_type": "str",

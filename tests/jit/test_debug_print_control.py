@@ -325,8 +325,9 @@ def test_an_offline_model_refuses_a_body_print(build_session: None) -> None:
     graph = ge.jit(lambda x, p: ge.jit.cond(p, _say_then, _say_then, x)).trace(_f32(1), True)
     with pytest.raises(
         GeError,
-        match=r"JitDebugPrint_\d+ \(debug_print\) runs over objects of this process "
-        r"\(sink: a Python function\); an offline model cannot hold it",
+        match=r"JitDebugPrint_\d+ \(debug_print\) prints through a Python function of the "
+        r"process that traced it \(ge.jit.debug_print in a cond/while_loop/fori_loop body\); "
+        r"an offline model cannot hold it",
     ):
         oc.build_model(graph)
 
@@ -336,7 +337,7 @@ def test_a_model_file_holding_a_print_task_is_refused(build_session: None) -> No
     x = b.create_input(0, name="x", shape=[3])
     data = oc.build_model(b.build_and_reset([x + 1.0])).get_bytes()
     header, payload = split(data)
-    params = {"node": "p", "sink": None}  # a live sink is written as nothing
+    params = {"node": "p", "print_id": 1}  # as a writer that took it would
     header["graphs"][0]["tasks"].append(
         {"name": "p", "host": "debug_print", "buffers": [0], "params": params}
     )

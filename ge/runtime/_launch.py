@@ -205,10 +205,22 @@ def _run_packed(
     """Run ``function``'s blocks on the int64 arguments ``packed`` holds at ``address`` (the
     launch keeps ``packed`` alive until it ran)."""
     mark = function.failure_mark()
-    try:  # the native pool, tried first (one call); the Python one only where it cannot run
-        status = _launcher.launch(function.status_address, block_dim, address)
+    _raise_failed(function, _run_blocks(function, block_dim, address), packed, mark)
+
+
+def _run_blocks(function: KernelFunction, block_dim: int, address: int) -> int:
+    """Run the blocks on the native pool (one call), on Python threads only where it cannot
+    run; the launch's status."""
+    try:
+        return _launcher.launch(function.status_address, block_dim, address)
     except GeError as e:
-        status = _run_on_python_threads(function, block_dim, address, e)
+        return _run_on_python_threads(function, block_dim, address, e)
+
+
+def _raise_failed(
+    function: KernelFunction, status: int, packed: _Packed | array.array[int], mark: int
+) -> None:
+    """``GeError`` describing a launch whose ``status`` is not 0 (its arguments ``packed``)."""
     if status:
         args = np.frombuffer(memoryview(packed), np.int64)
         raise GeError(describe_failure(function.name, status, args, mark))
@@ -303,13 +315,8 @@ def _finish_inline(
     address = packed.buffer_info()[0]
     try:
         if status < _MOVED:  # nothing ran
-            try:
-                status = _launcher.launch(function.status_address, block_dim, address)
-            except GeError as e:
-                status = _run_on_python_threads(function, block_dim, address, e)
-        if status:
-            args = np.frombuffer(memoryview(packed), np.int64)
-            raise GeError(describe_failure(function.name, status, args, mark))
+            status = _run_blocks(function, block_dim, address)
+        _raise_failed(function, status, packed, mark)
     except Exception as e:
         target._error, target._failed_task = e, function.label
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ge.es import GraphBuilder, TensorHolder
-from ge.graph import DataType, Format, Graph, Node
+from ge.graph import DataType, Format, Graph, Node, Tensor
 from ge.ops import infer_graph
 
 
@@ -95,3 +95,49 @@ def test_input_shapes_replace_the_data_desc_not_edit_it() -> None:
     assert list(data.output_desc(0).get_shape()) == [4, 3]
     assert mul.input_desc(0) is data.output_desc(0)
     assert list(mul.output_desc(0).get_shape()) == [4, 3]
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype", "expected"),
+    [
+        (1.000001, DataType.DT_FLOAT, np.float32),
+        (1e10, DataType.DT_FLOAT16, np.float16),  # inf in float16, as numpy converts it
+        (-0.0, DataType.DT_DOUBLE, np.float64),
+        (float("nan"), DataType.DT_FLOAT, np.float32),
+        (7, DataType.DT_INT32, np.int32),
+        (-3, DataType.DT_INT8, np.int8),
+        (3, DataType.DT_FLOAT16, np.float16),
+        (2**40, DataType.DT_INT32, np.int64),  # does not fit: GE-PY's int64
+        (0.5, DataType.DT_INT32, np.float32),  # a float does not take an int's type
+    ],
+)
+def test_a_new_number_makes_the_tensor_from_numpy_makes(
+    value: float, dtype: DataType, expected: type[np.generic]
+) -> None:
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2], data_type=dtype)
+    const = (x + value)._node.input(1)
+    assert const is not None
+    tensor = const[0].attr_value("value").value
+    with np.errstate(over="ignore"):
+        reference = Tensor.from_numpy(np.array(np.asarray(value), dtype=expected))
+    assert tensor.get_tensor_desc() == reference.get_tensor_desc()
+    assert tensor.get_data_type() == reference.get_data_type()
+    assert tensor.numpy().dtype == expected
+    assert tensor.numpy().tobytes() == reference.numpy().tobytes()
+
+
+def test_new_numbers_of_one_dtype_share_a_desc_and_edits_stay_apart() -> None:
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2])
+    first = (x * 1.0000011)._node.input(1)
+    second = (x * 1.0000012)._node.input(1)
+    assert first is not None and second is not None
+    t1 = first[0].attr_value("value").value
+    t2 = second[0].attr_value("value").value
+    t1.set_format(Format.FORMAT_NCHW)
+    assert t1.get_format() == Format.FORMAT_NCHW
+    assert t2.get_format() == Format.FORMAT_ND
+    assert first[0].output_desc(0).get_format() == Format.FORMAT_ND
+    np.testing.assert_array_equal(t2.numpy(), np.float32(1.0000012))
+    np.testing.assert_array_equal(first[0].output_desc(0).get_shape(), [])

@@ -67,7 +67,15 @@ def _operator(
     ge_type = numpy_op if ge_op == _SAME else ge_op
 
     def method(self: TensorHolder, other: Any) -> Any:
-        anchor = innermost(self, other)
+        kind = type(other)  # a number or a holder of self's builder: innermost is self
+        if (
+            kind is float
+            or kind is int
+            or (kind is TensorHolder and other._builder is self._builder)
+        ):
+            anchor = self
+        else:
+            anchor = innermost(self, other)
         if anchor._builder._numpy_semantics:
             a, b = (other, self) if reflected else (self, other)
             return _numpy_rules.binary(anchor, ufunc, numpy_op, a, b)
@@ -233,6 +241,14 @@ class TensorHolder:
         return to_const(self._builder, value, like=self.data_type)
 
     def _op(self, op_type: str, *inputs: Any, attrs: dict[str, Any] | None = None) -> TensorHolder:
+        builder = self._builder
+        ports = []
+        for x in inputs:  # all holders of self's builder (most ops): innermost is self
+            if type(x) is not TensorHolder or x._builder is not builder:
+                break
+            ports.append((x._node, x._port))  # what _port_of gives them
+        else:
+            return TensorHolder._make(builder, builder._add(op_type, ports, attrs), 0)
         inner = innermost(self, *inputs)
         if inner is not self:  # an operand lives in a nested graph: build there
             return inner._op(op_type, *inputs, attrs=attrs)

@@ -20,7 +20,6 @@ from ge.error import GeError
 from ge.es import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import DataType, Graph, Tensor
-from ge.runtime import _launcher
 from ge.runtime.plan import KernelTask
 from ge.session import Session
 
@@ -33,16 +32,6 @@ def initialized() -> Iterator[None]:
     GeApi.ge_initialize(CONFIG)
     yield
     GeApi.ge_finalize()
-
-
-@pytest.fixture(params=["launcher", "task-by-task"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run plans through the native launcher (where this machine has it) or task by task."""
-    if request.param == "launcher" and not _launcher.available():
-        pytest.skip("no native launcher on this machine")
-    if request.param == "task-by-task":
-        monkeypatch.setattr(_launcher, "available", lambda: False)
-    return str(request.param)
 
 
 def gather_graph(name: str, *, computed: bool = False, batch_dims: int = 0) -> Graph:

@@ -20,22 +20,12 @@ from ge.es import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import Graph
 from ge.graph import Tensor as GraphTensor
-from ge.runtime import Tensor, TensorDesc, _launcher, launch_kernel
+from ge.runtime import Tensor, TensorDesc, launch_kernel
 from ge.runtime.executor import DIRECT_BYTES, PlanRunner
 from ge.runtime.plan import BufferKind, Plan, buffers_of
 from ge.session import Session
 
 VIEW_TYPES = ("Reshape", "Squeeze", "Unsqueeze", "ExpandDims")
-
-
-@pytest.fixture(params=["launcher", "task-by-task"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run plans through the native launcher (where this machine has it) or task by task."""
-    if request.param == "launcher" and not _launcher.available():
-        pytest.skip("no native launcher on this machine")
-    if request.param == "task-by-task":
-        monkeypatch.setattr(_launcher, "available", lambda: False)
-    return str(request.param)
 
 
 def _plan(compiled: CompiledGraph) -> Plan:

@@ -5,7 +5,7 @@ A custom op's ``OpDef.lowering`` is ``lower_custom_op``: when the compiler build
 per compile for static shapes, once per distinct input-shape set for ``-1`` dims) it makes one
 instance of the op's implementation class for the node and lowers the node to
 
-* a ``custom_op`` host task (``ge.runtime.plan.HOST_OPS``) when the class has ``execute``:
+* a ``custom_op`` host task (``ge.runtime.host_ops.HOST_OPS``) when the class has ``execute``:
   data like every task of a plan (the op type, its attributes, which buffers are its inputs,
   outputs and ``Tensor`` attributes, each one's data type and format), between the compiled
   kernels of the built-ins around it. ``Plan.bind()`` makes its function through
@@ -457,7 +457,7 @@ def _ir_args(ir_inputs: list[tuple[str, list[int]]], inputs: list[Tensor]) -> li
 
 # --- the task as data ---------------------------------------------------------------------------
 def execute_task(ctx: LowerContext, p: _Prepared, instance: Any) -> HostTask:
-    """The node's ``custom_op`` host task: data (``ge.runtime.plan.HOST_OPS``), with the
+    """The node's ``custom_op`` host task: data (``ge.runtime.host_ops.HOST_OPS``), with the
     implementation ``instance`` lowering made as its ``hint``. Its buffers are the present
     input instances, the output instances, then each ``Tensor`` attribute's constant."""
     ports = [*p.inputs, *p.outputs]
@@ -503,7 +503,7 @@ def _attr_data(kind: AttrValueType, value: Any) -> Any:
 def make_execute(
     params: dict[str, Any], buffers: list[tuple[int, BufferSpec]]
 ) -> Callable[[np.ndarray], None]:
-    """The function of a ``custom_op`` host task (``ge.runtime.plan.HOST_OPS``: the runtime
+    """The function of a ``custom_op`` host task (``ge.runtime.host_ops.HOST_OPS``: the runtime
     imports this by name when it binds one): one run of the node's ``execute`` on the run's
     buffer addresses. The implementation is the task's ``instance`` hint, else a new instance
     of the class registered for ``op_type``; ``GeError`` if none with ``execute`` is, or if

@@ -7,7 +7,7 @@ as numpy arrays, to a *sink*: a Python function of this process (``ge.jit._debug
 one per traced print; it formats ``fmt`` with them and the print's constants and prints),
 found by the node's ``print_id`` in this module's table. The reference interpreter runs the
 node through its ``reference``; a compiled plan runs it as the ``debug_print`` host task
-(``ge.runtime.plan.HOST_OPS``, made by ``ge.compiler.kernels.debug``), on the same sink, so
+(``ge.runtime.host_ops.HOST_OPS``, made by ``ge.compiler.kernels.debug``), on the same sink, so
 both print the same text.
 
 Decisions (ours):
@@ -68,7 +68,7 @@ def sink_of(print_id: int, node: str) -> Sink:
 
 
 def make_print(params: dict[str, Any]) -> Sink:
-    """The function of a ``debug_print`` host task (``ge.runtime.plan.HOST_OPS``, bound by
+    """The function of a ``debug_print`` host task (``ge.runtime.host_ops.HOST_OPS``, bound by
     name): the sink of its ``print_id``; ``GeError`` naming its ``node`` if this process has
     none."""
     return sink_of(int(params["print_id"]), str(params["node"]))

@@ -1,5 +1,5 @@
 """The ``reference`` host task's function: an op without a kernel, run by its numpy reference
-on views of the plan's buffers (``ge.runtime.plan.HOST_OPS["reference"]``).
+on views of the plan's buffers (``ge.runtime.host_ops.HOST_OPS["reference"]``).
 
 It lives with the op library rather than the compiler, so that binding a loaded model that
 holds such a task needs ``ge.ops`` (the references) but never ``ge.compiler``: the runtime
@@ -35,7 +35,7 @@ def grouped(op: OpDef, groups: Sequence[Sequence[int]], views: Sequence[Any]) ->
 
 
 def make_reference(params: dict[str, Any]) -> Callable[[list[np.ndarray]], None]:
-    """The function of a ``reference`` host task (``ge.runtime.plan.HOST_OPS``): the op's
+    """The function of a ``reference`` host task (``ge.runtime.host_ops.HOST_OPS``): the op's
     numpy reference on the task's views. A task without descs (read from a model file) gets
     descs made from its output views, and may only name ge's own ops: a model runs no user
     Python, so a custom op's reference is refused."""

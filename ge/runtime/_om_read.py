@@ -36,7 +36,8 @@ from ge.runtime._om_data import (
     PlanData,
     nbytes_of,
 )
-from ge.runtime.plan import HOST_OPS, BufferKind
+from ge.runtime.host_ops import HOST_OPS
+from ge.runtime.plan import BufferKind
 
 if TYPE_CHECKING:
     import mmap

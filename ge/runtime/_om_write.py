@@ -24,7 +24,8 @@ from ge.runtime._om_data import (
     PlanData,
     Translate,
 )
-from ge.runtime.plan import HOST_OPS, HostTask, KernelTask, Plan, binary_data, buffers_of
+from ge.runtime.host_ops import HOST_OPS
+from ge.runtime.plan import HostTask, KernelTask, Plan, binary_data, buffers_of
 
 __all__ = ["pack", "plan_data"]
 

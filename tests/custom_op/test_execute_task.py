@@ -24,7 +24,8 @@ from ge.graph.types import Placement
 from ge.runtime import ModelFormatError, Tensor, TensorDesc, load_model, memory
 from ge.runtime import plan as plan_mod
 from ge.runtime.executor import execute_plan
-from ge.runtime.plan import HOST_OPS, HostTask, KernelTask, Plan
+from ge.runtime.host_ops import HOST_OPS
+from ge.runtime.plan import HostTask, KernelTask, Plan
 from tests.custom_op._ops import CALLS, launch_add, output_like, rand, register_add
 from tests.runtime.test_om_format import repack, split
 

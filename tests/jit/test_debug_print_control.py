@@ -21,8 +21,7 @@ from ge.error import GeError, GeValueError
 from ge.es import GraphBuilder
 from ge.ops import add_op_node, eval_graph
 from ge.ops.debug import PRINT_OP
-from ge.runtime import ModelFormatError, load_model
-from ge.runtime import plan as plan_module
+from ge.runtime import ModelFormatError, host_ops, load_model
 from tests.runtime.test_om_format import repack, split
 
 Lines = Callable[[], list[str]]
@@ -42,7 +41,7 @@ def out(capsys: pytest.CaptureFixture[str]) -> Lines:
 def host_prints(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per run of a compiled ``debug_print`` host task (the interpreter adds none)."""
     runs: list[int] = []
-    spec = plan_module.HOST_OPS["debug_print"]
+    spec = host_ops.HOST_OPS["debug_print"]
 
     def make(params: dict[str, Any]) -> Callable[[list[np.ndarray]], None]:
         run = spec.make(params)
@@ -53,7 +52,7 @@ def host_prints(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
         return counted
 
-    monkeypatch.setitem(plan_module.HOST_OPS, "debug_print", plan_module.HostOp(spec.params, make))
+    monkeypatch.setitem(host_ops.HOST_OPS, "debug_print", host_ops.HostOp(spec.params, make))
     return runs
 
 

@@ -1,4 +1,4 @@
-"""The runtime's data host ops (``ge.runtime.plan.HOST_OPS``) on plain arrays, and the one
+"""The runtime's data host ops (``ge.runtime.host_ops.HOST_OPS``) on plain arrays, and the one
 condition rule control flow uses in both places that need it."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import pytest
 
 from ge.error import GeValueError
 from ge.ops.control import truthy as ops_truthy
-from ge.runtime.plan import HOST_OPS, host_function, host_task, truthy
+from ge.runtime.host_ops import HOST_OPS, host_function, truthy
+from ge.runtime.plan import host_task
 
 
 @pytest.mark.parametrize(
